@@ -1,0 +1,33 @@
+/* Control socket: line-delimited JSON requests and replies on a unix stream socket. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+#include <systemd/sd-event.h>
+
+#define CONTROL_LINE_MAX (64 * 1024)   /* longest accepted request line */
+#define CONTROL_CLIENTS_MAX 64         /* more connections are accepted and closed */
+
+/* A verb handler fills *reply with the "result" object, or returns -errno and may set *error
+ * (malloc'd) to a message; the server turns that into {"ok":false,...}. */
+typedef int (*control_handler_t)(void *userdata, json_object *request, json_object **reply, char **error);
+
+typedef struct control_verb {
+        const char *name;
+        bool privileged;           /* only uid 0 (SO_PEERCRED) may call it */
+        control_handler_t handler;
+} control_verb;
+
+typedef struct control_server control_server;
+
+/* Create the socket (and its directory, mode 0755) at path, replacing a stale socket,
+ * and serve it from the event loop. The socket is mode 0666: anyone may query. */
+int control_server_new(sd_event *event, const char *path, const control_verb *verbs, size_t n_verbs,
+                       void *userdata, control_server **ret);
+/* Close every connection and unlink the socket. */
+control_server *control_server_free(control_server *s);
+
+/* Client side, used by wbtunectl and the tests: connect, send one request, read one reply.
+ * -ENOENT/-ECONNREFUSED when no daemon listens. */
+int control_call(const char *path, json_object *request, json_object **reply, int timeout_ms);

@@ -1,0 +1,318 @@
+/* The daemon's state and event sources: tick timer, signals, control verbs. */
+#include "manager.h"
+#include "log.h"
+#include "report.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <signal.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+
+static void manager_print_tick(manager *m);
+static void manager_notify_status(manager *m);
+
+static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
+        manager *m = userdata;
+        sample next = {};
+        int r;
+
+        r = observe_sample(m->observe, &next);
+        if (r < 0)
+                /* the global /proc files failed: keep the last sample, try again next tick */
+                log_warning_errno(r, "Failed to read the writeback state: %m");
+        else {
+                sample_done(&m->current);
+                m->current = next;
+                m->have_sample = true;
+                m->n_ticks++;
+                manager_notify_status(m);
+                if (m->print_ticks)
+                        manager_print_tick(m);
+        }
+
+        uint64_t next_usec = usec + m->config.tick_ms * 1000, now = 0;
+
+        /* after a stall (suspend, SIGSTOP) do not fire a burst of catch-up ticks */
+        if (sd_event_now(m->event, CLOCK_MONOTONIC, &now) >= 0 && next_usec < now)
+                next_usec = now + m->config.tick_ms * 1000;
+        r = sd_event_source_set_time(s, next_usec);
+        if (r < 0)
+                return log_error_errno(r, "Failed to re-arm the tick timer: %m");
+        return sd_event_source_set_enabled(s, SD_EVENT_ON);
+}
+
+static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        manager *m = userdata;
+
+        log_info("Received %s, stopping.", strsignal((int) si->ssi_signo));
+        sd_notify(false, "STOPPING=1");
+        return sd_event_exit(m->event, 0);
+}
+
+static int on_hangup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        manager_reload(userdata, NULL);
+        return 0;
+}
+
+int manager_reload(manager *m, FILE *err) {
+        config next;
+        int r;
+
+        sd_notify(false, "RELOADING=1");
+        config_init(&next);
+        r = config_load(m->config_path, &next, err);
+        if (r < 0) {
+                sd_notify(false, "READY=1");
+                return log_error_errno(r, "Failed to reload %s, keeping the running configuration: %m",
+                                       m->config_path);
+        }
+        if (strcmp(next.socket_path, m->config.socket_path) != 0)
+                log_warning("The socket path changed to %s; it takes effect at the next start.", next.socket_path);
+        if (next.tick_ms != m->config.tick_ms && m->tick_source) {
+                r = sd_event_source_set_time_relative(m->tick_source, next.tick_ms * 1000);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to re-arm the tick timer: %m");
+        }
+        m->config = next;
+        log_set_max_level(m->config.log_level);
+        log_info("Reloaded %s: tick %" PRIu64 " ms, mode %s.", m->config_path, m->config.tick_ms,
+                 m->config.mode == POLICY_MODE_AUTO ? "auto" : "observe");
+        sd_notify(false, "READY=1");
+        return 0;
+}
+
+static const char *manager_mode(const manager *m) {
+        if (m->dry_run)
+                return "dry-run";
+        return m->config.mode == POLICY_MODE_AUTO ? "auto" : "observe";
+}
+
+/* --- control verbs ---------------------------------------------------------------- */
+
+static int verb_status(void *userdata, json_object *request, json_object **reply, char **error) {
+        manager *m = userdata;
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
+        json_object_object_add(o, "pid", json_object_new_int((int) getpid()));
+        json_object_object_add(o, "uptime_s", json_object_new_double((double) (now_usec() - m->start_usec) / 1e6));
+        json_object_object_add(o, "mode", json_object_new_string(manager_mode(m)));
+        json_object_object_add(o, "tick_ms", json_object_new_int64((int64_t) m->config.tick_ms));
+        json_object_object_add(o, "ticks", json_object_new_int64((int64_t) m->n_ticks));
+        json_object_object_add(o, "dry_run", json_object_new_boolean(m->dry_run));
+        json_object_object_add(o, "root", json_object_new_string(m->root ? m->root : "/"));
+        json_object_object_add(o, "config", json_object_new_string(m->config_path));
+        json_object_object_add(o, "debugfs", json_object_new_boolean(m->current.debugfs));
+        json_object_object_add(o, "stats_source", json_object_new_string(
+                m->current.debugfs ? "debugfs" : "blockstat (debugfs unavailable: /sys/block/<dev>/stat sector deltas)"));
+        json_object_object_add(o, "n_devices", json_object_new_int64((int64_t) m->current.n_devices));
+        json_object_object_add(o, "global", report_global(&m->current.global));
+        *reply = o;
+        return 0;
+}
+
+static int verb_devices(void *userdata, json_object *request, json_object **reply, char **error) {
+        manager *m = userdata;
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "devices", report_devices(&m->current));
+        *reply = o;
+        return 0;
+}
+
+static int verb_show(void *userdata, json_object *request, json_object **reply, char **error) {
+        manager *m = userdata;
+        json_object *key_obj, *o;
+        const bdi_device *d;
+        const char *key;
+
+        if (!json_object_object_get_ex(request, "device", &key_obj) ||
+            !json_object_is_type(key_obj, json_type_string)) {
+                *error = xstrdup("\"show\" needs a \"device\" string: a name, mount point or MAJ:MIN");
+                return -EINVAL;
+        }
+        key = json_object_get_string(key_obj);
+        d = sample_find_device(&m->current, key);
+        if (!d) {
+                if (asprintf(error, "no device matches '%s'", key) < 0)
+                        *error = NULL;
+                return -ENODEV;
+        }
+        o = json_object_new_object();
+        json_object_object_add(o, "device", report_device(d));
+        *reply = o;
+        return 0;
+}
+
+static int verb_reload(void *userdata, json_object *request, json_object **reply, char **error) {
+        manager *m = userdata;
+        _cleanup_fclose_ FILE *f = NULL;
+        char *buf = NULL;
+        size_t size = 0;
+        int r;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        r = manager_reload(m, f);
+        fclose(TAKE_PTR(f));
+        if (r < 0) {
+                /* hand the file:line messages to the caller, without the trailing newline */
+                if (size > 0 && buf[size - 1] == '\n')
+                        buf[size - 1] = 0;
+                *error = buf;
+                return r;
+        }
+        free(buf);
+        *reply = json_object_new_object();
+        return 0;
+}
+
+static const control_verb manager_verbs[] = {
+        { "status",  false, verb_status },
+        { "devices", false, verb_devices },
+        { "show",    false, verb_show },
+        { "reload",  true,  verb_reload },
+};
+
+/* --- status output ------------------------------------------------------------------ */
+
+static void manager_notify_status(manager *m) {
+        const global_state *g = &m->current.global;
+        char dirty[16], wb[16], thresh[16];
+
+        sd_notifyf(false, "STATUS=%s: %zu devices, dirty %s, writeback %s, threshold %s",
+                   manager_mode(m), m->current.n_devices,
+                   format_bytes(dirty, sizeof dirty, g->dirty_bytes),
+                   format_bytes(wb, sizeof wb, g->writeback_bytes),
+                   format_bytes(thresh, sizeof thresh, g->dirty_thresh_bytes));
+}
+
+static uint64_t device_best_bw(const bdi_device *d) {
+        return MAX(d->wb_bw_bytes_per_s, MAX(d->kernel_bw_bytes_per_s, d->write_bw_bytes_per_s));
+}
+
+/* One line for the machine, one per device that holds or moves data. */
+static void manager_print_tick(manager *m) {
+        const global_state *g = &m->current.global;
+        char a[16], b[16], c[16], d[16], e[16];
+
+        printf("tick %" PRIu64 ": dirty %s writeback %s threshold %s background %s, dirtying %s/s, writing %s/s\n",
+               m->n_ticks, format_bytes(a, sizeof a, g->dirty_bytes), format_bytes(b, sizeof b, g->writeback_bytes),
+               format_bytes(c, sizeof c, g->dirty_thresh_bytes), format_bytes(d, sizeof d, g->background_thresh_bytes),
+               format_bytes(e, sizeof e, g->dirty_rate_bytes_per_s),
+               format_bytes(a, sizeof a, g->write_rate_bytes_per_s));
+        for (size_t i = 0; i < m->current.n_devices; i++) {
+                const bdi_device *dev = &m->current.devices[i];
+
+                if (dev->backlog_bytes == 0 && dev->dirty_rate_bytes_per_s == 0 && dev->write_bw_bytes_per_s == 0)
+                        continue;
+                printf("  %-8s %-10s %-6s %-24s dirty %s wb %s thresh %s bw %s/s dirtying %s/s backlog %.1fs\n",
+                       dev->bdi, dev->name, dev->fstype[0] ? dev->fstype : "-",
+                       dev->n_mounts > 0 ? dev->mounts[0] : "-",
+                       format_bytes(a, sizeof a, dev->dirty_bytes), format_bytes(b, sizeof b, dev->writeback_bytes),
+                       format_bytes(c, sizeof c, dev->thresh_bytes), format_bytes(d, sizeof d, device_best_bw(dev)),
+                       format_bytes(e, sizeof e, dev->dirty_rate_bytes_per_s), dev->backlog_s);
+        }
+        fflush(stdout);
+}
+
+/* --- life cycle ---------------------------------------------------------------------- */
+
+int manager_new(const manager_options *o, const config *c, manager **ret) {
+        manager *m;
+
+        m = calloc(1, sizeof *m);
+        if (!m)
+                return -ENOMEM;
+        m->config = *c;
+        m->config_path = xstrdup(o->config_path);
+        m->root = o->root ? xstrdup(o->root) : NULL;
+        m->socket_path = xstrdup(o->socket_path ? o->socket_path : c->socket_path);
+        m->dry_run = o->dry_run;
+        m->print_ticks = o->print_ticks;
+        m->start_usec = now_usec();
+        *ret = m;
+        return 0;
+}
+
+manager *manager_free(manager *m) {
+        if (!m)
+                return NULL;
+        control_server_free(m->control);
+        sd_event_source_unref(m->tick_source);
+        observe_free(m->observe);
+        sample_done(&m->current);
+        sd_event_unref(m->event);
+        free(m->config_path);
+        free(m->root);
+        free(m->socket_path);
+        free(m);
+        return NULL;
+}
+
+int manager_start(manager *m) {
+        sigset_t mask;
+        int r;
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate the event loop: %m");
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return log_error_errno(errno, "Failed to block signals: %m");
+        r = sd_event_add_signal(m->event, NULL, SIGTERM, on_terminate, m);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGINT, on_terminate, m);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGHUP, on_hangup, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch signals: %m");
+
+        /* sends WATCHDOG=1 at half of WATCHDOG_USEC when it is set */
+        r = sd_event_set_watchdog(m->event, true);
+        if (r < 0)
+                return log_error_errno(r, "Failed to enable the watchdog: %m");
+
+        r = observe_new(m->root, !m->root, &m->observe);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the readers: %m");
+        r = observe_sample(m->observe, &m->current);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the writeback state: %m");
+        m->have_sample = true;
+        m->n_ticks = 1;
+        if (!m->current.debugfs)
+                log_warning("debugfs bdi statistics are unavailable: per-device figures come from /sys/block/<dev>/stat sector deltas.");
+
+        r = control_server_new(m->event, m->socket_path, manager_verbs, ELEMENTSOF(manager_verbs), m, &m->control);
+        if (r < 0)
+                return log_error_errno(r, "Failed to open the control socket %s: %m", m->socket_path);
+
+        r = sd_event_add_time_relative(m->event, &m->tick_source, CLOCK_MONOTONIC, m->config.tick_ms * 1000,
+                                       1000, on_tick, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm the tick timer: %m");
+
+        log_info("Watching %zu backing devices every %" PRIu64 " ms (%s), control socket %s.",
+                 m->current.n_devices, m->config.tick_ms, manager_mode(m), m->socket_path);
+        if (m->print_ticks)
+                manager_print_tick(m);
+        sd_notify(false, "READY=1");
+        manager_notify_status(m);
+        return 0;
+}
+
+int manager_run(manager *m) {
+        int r;
+
+        r = sd_event_loop(m->event);
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m");
+        return r;
+}

@@ -1,0 +1,46 @@
+/* The daemon's state and event sources: tick timer, signals, control verbs. */
+#pragma once
+
+#include <stdbool.h>
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "control.h"
+#include "observe.h"
+
+typedef struct manager {
+        sd_event *event;
+        config config;
+        char *config_path;
+        char *root;                 /* NULL: live system; else a fake tree */
+        char *socket_path;          /* --socket, or the config's */
+        bool dry_run;
+        bool print_ticks;           /* one summary per tick on stdout (foreground use) */
+
+        observe_ctx *observe;
+        sample current;             /* the latest sample; zeroed before the first tick */
+        bool have_sample;
+        uint64_t start_usec;
+        uint64_t n_ticks;
+
+        control_server *control;
+        sd_event_source *tick_source;
+} manager;
+
+typedef struct manager_options {
+        const char *config_path;
+        const char *root;
+        const char *socket_path;    /* NULL: from the config */
+        bool dry_run;
+        bool print_ticks;
+} manager_options;
+
+/* Takes a loaded config. */
+int manager_new(const manager_options *o, const config *c, manager **ret);
+manager *manager_free(manager *m);
+/* Open the readers, take the first sample, open the socket, arm the timer and signals. */
+int manager_start(manager *m);
+/* Run until SIGTERM/SIGINT; returns the loop's exit code (0 on a clean stop). */
+int manager_run(manager *m);
+/* Re-read the config; on error keep the running one. err receives the error lines (may be NULL). */
+int manager_reload(manager *m, FILE *err);

@@ -1,0 +1,130 @@
+/* Observation: one snapshot of global and per-BDI dirty/writeback state, read from a root prefix. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+/* Which per-BDI knob files this kernel has (bit set = file exists). */
+enum {
+        BDI_HAVE_MIN_RATIO      = 1 << 0,
+        BDI_HAVE_MAX_RATIO      = 1 << 1,
+        BDI_HAVE_MIN_RATIO_FINE = 1 << 2,
+        BDI_HAVE_MAX_RATIO_FINE = 1 << 3,
+        BDI_HAVE_MIN_BYTES      = 1 << 4,
+        BDI_HAVE_MAX_BYTES      = 1 << 5,
+        BDI_HAVE_STRICT_LIMIT   = 1 << 6,
+};
+
+/* Device traits, usable as config matches. */
+enum {
+        BDI_TRAIT_ROTATIONAL = 1 << 0,
+        BDI_TRAIT_REMOVABLE  = 1 << 1,
+        BDI_TRAIT_USB        = 1 << 2,
+        BDI_TRAIT_NFS        = 1 << 3,
+        BDI_TRAIT_FUSE       = 1 << 4,
+};
+
+/* Where the per-device figures came from this tick. */
+typedef enum stats_source {
+        STATS_SOURCE_DEBUGFS,    /* debugfs bdi/<dev>/stats + wb_stats */
+        STATS_SOURCE_BLOCKSTAT,  /* /sys/block/<dev>/stat sector deltas only */
+        STATS_SOURCE_NONE,       /* neither: knobs only */
+} stats_source;
+
+typedef struct vm_knobs {
+        uint64_t dirty_bytes;
+        uint64_t dirty_background_bytes;
+        uint32_t dirty_ratio;
+        uint32_t dirty_background_ratio;
+        uint32_t dirty_writeback_centisecs;
+        uint32_t dirty_expire_centisecs;
+} vm_knobs;
+
+typedef struct bdi_knobs {
+        unsigned have;              /* BDI_HAVE_* */
+        uint32_t min_ratio;         /* percent */
+        uint32_t max_ratio;         /* percent */
+        uint64_t min_ratio_fine;    /* parts per million */
+        uint64_t max_ratio_fine;    /* parts per million */
+        uint64_t min_bytes;
+        uint64_t max_bytes;
+        uint32_t strict_limit;      /* 0/1 */
+} bdi_knobs;
+
+typedef struct global_state {
+        /* /proc/vmstat, converted from pages to bytes */
+        uint64_t dirty_bytes;
+        uint64_t writeback_bytes;
+        uint64_t dirty_thresh_bytes;
+        uint64_t background_thresh_bytes;
+        uint64_t dirtied_total_bytes;    /* cumulative */
+        uint64_t written_total_bytes;    /* cumulative */
+        /* /proc/meminfo */
+        uint64_t mem_total_bytes;
+        uint64_t mem_available_bytes;
+        /* derived from the previous sample (0 on the first) */
+        uint64_t dirty_rate_bytes_per_s;
+        uint64_t write_rate_bytes_per_s;
+        vm_knobs knobs;
+} global_state;
+
+typedef struct bdi_device {
+        char bdi[64];           /* sysfs name under /sys/class/bdi: "7:3", "btrfs-1", "0:52" */
+        unsigned major, minor;  /* of the block device (or anonymous dev for nfs/fuse) */
+        bool has_devnum;
+        char name[64];          /* how an admin knows it: "sda", "loop3", "dm-2", "nfs 0:52" */
+        char fstype[32];        /* first mounted filesystem type, "" if unmounted */
+        char **mounts;          /* NULL-terminated mount points, may be empty */
+        size_t n_mounts;
+        char model[64];         /* /sys/block/<dev>/device/model, "" if none */
+        unsigned traits;        /* BDI_TRAIT_* */
+        bdi_knobs knobs;
+
+        stats_source source;
+        /* from debugfs stats (bytes; 0 when not available) */
+        uint64_t dirty_bytes;            /* BdiReclaimable */
+        uint64_t writeback_bytes;        /* BdiWriteback */
+        uint64_t thresh_bytes;           /* BdiDirtyThresh */
+        uint64_t dirtied_total_bytes;    /* BdiDirtied, cumulative */
+        uint64_t written_total_bytes;    /* BdiWritten (or sectors written x 512), cumulative */
+        uint64_t kernel_bw_bytes_per_s;  /* BdiWriteBandwidth, 0 while idle */
+        uint64_t wb_bw_bytes_per_s;      /* WbWriteBandwidth of the root wb, kept while idle */
+        /* derived from the previous sample of the same BDI (0 on the first) */
+        uint64_t write_bw_bytes_per_s;   /* own estimate from written_total deltas */
+        uint64_t dirty_rate_bytes_per_s; /* from dirtied_total deltas */
+        uint64_t backlog_bytes;          /* dirty + writeback */
+        double backlog_s;                /* backlog / best bandwidth estimate; 0 if none known */
+        bool seen_before;                /* derived figures are valid */
+} bdi_device;
+
+typedef struct sample {
+        uint64_t time_usec;            /* CLOCK_MONOTONIC */
+        bool debugfs;                  /* per-BDI debugfs stats were readable */
+        global_state global;
+        bdi_device *devices;           /* sorted by bdi name */
+        size_t n_devices;
+} sample;
+
+typedef struct observe_ctx observe_ctx;
+
+/* root: "" or NULL for the live system, else a fake tree holding proc/, sys/ (sys/kernel/debug/bdi...).
+ * mount_debugfs: try to mount debugfs on the live system if it is not mounted. */
+int observe_new(const char *root, bool mount_debugfs, observe_ctx **ret);
+observe_ctx *observe_free(observe_ctx *ctx);
+
+/* Read one snapshot; derived rates are computed against the previous call's sample.
+ * BDIs that vanish mid-read are dropped silently. 0 or -errno (only if the global files fail). */
+int observe_sample(observe_ctx *ctx, sample *ret);
+
+/* Free what a sample owns (devices and their mounts), leaving it zeroed. */
+void sample_done(sample *s);
+/* Deep copy. */
+int sample_copy(sample *dst, const sample *src);
+
+/* Look a device up by bdi name, block device name, mount point or "MAJ:MIN"; NULL if none. */
+const bdi_device *sample_find_device(const sample *s, const char *key);
+
+const char *stats_source_to_string(stats_source s);
+/* "rotational,usb" into buf; "" if none. */
+const char *traits_to_string(unsigned traits, char *buf, size_t size);

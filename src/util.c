@@ -1,0 +1,249 @@
+/* Small helpers shared by every module. */
+#include "util.h"
+
+#include <ctype.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+
+char *path_join_root(const char *root, const char *path) {
+        char *p;
+
+        if (!root || !*root)
+                root = "";
+        if (asprintf(&p, "%s%s", root, path) < 0)
+                return NULL;
+        return p;
+}
+
+int read_file_full(const char *path, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, allocated = 0;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+
+        for (;;) {
+                ssize_t n;
+
+                if (allocated - size < 4096) {
+                        size_t want = allocated ? allocated * 2 : 8192;
+                        char *b;
+
+                        if (want > 64 * 1024 * 1024)
+                                return -EFBIG;
+                        b = realloc(buf, want);
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                        allocated = want;
+                }
+                n = read(fd, buf + size, allocated - size - 1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                size += (size_t) n;
+        }
+        buf[size] = 0;
+        *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}
+
+int read_one_line(const char *path, char *buf, size_t size) {
+        _cleanup_close_ int fd = -1;
+        ssize_t n;
+        char *nl;
+
+        if (size < 2)
+                return -EINVAL;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        do
+                n = read(fd, buf, size - 1);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        buf[n] = 0;
+        nl = strchr(buf, '\n');
+        if (nl)
+                *nl = 0;
+        return 0;
+}
+
+int read_u64_file(const char *path, uint64_t *ret) {
+        char buf[64];
+        int r;
+
+        r = read_one_line(path, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        return parse_u64(buf, ret);
+}
+
+int write_string_file(const char *path, const char *s) {
+        _cleanup_close_ int fd = -1;
+        size_t len = strlen(s);
+        ssize_t n;
+
+        fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        /* sysctl and sysfs take the value in one write(); a short write is an error */
+        n = write(fd, s, len);
+        if (n < 0)
+                return -errno;
+        if ((size_t) n != len)
+                return -EIO;
+        return 0;
+}
+
+int parse_u64(const char *s, uint64_t *ret) {
+        unsigned long long v;
+        char *end;
+
+        if (!s)
+                return -EINVAL;
+        while (isspace((unsigned char) *s))
+                s++;
+        if (!isdigit((unsigned char) *s))
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        while (isspace((unsigned char) *end))
+                end++;
+        if (*end)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* Split "16M" into number and the rest; 0 or -errno. */
+static int parse_number_suffix(const char *s, uint64_t *number, const char **suffix) {
+        unsigned long long v;
+        char *end;
+
+        while (isspace((unsigned char) *s))
+                s++;
+        if (!isdigit((unsigned char) *s))
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        while (isspace((unsigned char) *end))
+                end++;
+        *number = v;
+        *suffix = end;
+        return 0;
+}
+
+static int mul_check(uint64_t a, uint64_t b, uint64_t *ret) {
+        if (b && a > UINT64_MAX / b)
+                return -ERANGE;
+        *ret = a * b;
+        return 0;
+}
+
+static bool suffix_is(const char *suffix, const char *word) {
+        size_t n = strlen(word);
+
+        if (strncasecmp(suffix, word, n) != 0)
+                return false;
+        suffix += n;
+        while (isspace((unsigned char) *suffix))
+                suffix++;
+        return *suffix == 0;
+}
+
+int parse_size(const char *s, uint64_t *ret) {
+        static const struct { const char *suffix; uint64_t factor; } table[] = {
+                { "",  1 },
+                { "B", 1 },
+                { "K", 1ULL << 10 }, { "KiB", 1ULL << 10 },
+                { "M", 1ULL << 20 }, { "MiB", 1ULL << 20 },
+                { "G", 1ULL << 30 }, { "GiB", 1ULL << 30 },
+                { "T", 1ULL << 40 }, { "TiB", 1ULL << 40 },
+        };
+        const char *suffix;
+        uint64_t n;
+        int r;
+
+        if (!s)
+                return -EINVAL;
+        r = parse_number_suffix(s, &n, &suffix);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (suffix_is(suffix, table[i].suffix))
+                        return mul_check(n, table[i].factor, ret);
+        return -EINVAL;
+}
+
+int parse_duration_ms(const char *s, uint64_t *ret_ms) {
+        static const struct { const char *suffix; uint64_t factor_ms; } table[] = {
+                { "", 1000 }, { "s", 1000 }, { "sec", 1000 },
+                { "ms", 1 }, { "msec", 1 },
+                { "min", 60000 }, { "m", 60000 },
+                { "h", 3600000 },
+        };
+        const char *suffix;
+        uint64_t n;
+        int r;
+
+        if (!s)
+                return -EINVAL;
+        r = parse_number_suffix(s, &n, &suffix);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (suffix_is(suffix, table[i].suffix))
+                        return mul_check(n, table[i].factor_ms, ret_ms);
+        return -EINVAL;
+}
+
+const char *format_bytes(char *buf, size_t size, uint64_t bytes) {
+        static const char units[] = "KMGTPE";
+        double v = (double) bytes;
+        int u = -1;
+
+        if (bytes < 1024) {
+                snprintf(buf, size, "%" PRIu64, bytes);
+                return buf;
+        }
+        while (v >= 1024.0 && u < (int) sizeof(units) - 2) {
+                v /= 1024.0;
+                u++;
+        }
+        if (v < 10.0)
+                snprintf(buf, size, "%.1f%c", v, units[u]);
+        else
+                snprintf(buf, size, "%.0f%c", v, units[u]);
+        return buf;
+}
+
+uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+}
+
+char *xstrdup(const char *s) {
+        char *p = strdup(s);
+
+        if (!p)
+                abort();
+        return p;
+}

@@ -1,0 +1,60 @@
+/* Small helpers shared by every module: cleanup attributes, file reading, number parsing. */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static inline void freep(void *p) { free(*(void **) p); }
+static inline void closep(int *fd) { if (*fd >= 0) { int saved = errno; close(*fd); errno = saved; } }
+static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+/* Hand a cleaned-up pointer or fd to the caller: x = TAKE_PTR(p). */
+#define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
+#define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })
+
+/* "/fake" + "/proc/vmstat"; root may be NULL or "" for the live system. Returns a malloc'd path or NULL. */
+char *path_join_root(const char *root, const char *path);
+
+/* Read a whole (small) file into a malloc'd NUL-terminated buffer. 0 or -errno. */
+int read_file_full(const char *path, char **ret, size_t *ret_size);
+
+/* Read the first line of a file (sysfs/procfs knob), newline stripped. 0 or -errno. */
+int read_one_line(const char *path, char *buf, size_t size);
+
+/* Read a single unsigned 64-bit number from a file. -EINVAL if the content is not one. */
+int read_u64_file(const char *path, uint64_t *ret);
+
+/* Write a string to an existing file (no O_CREAT), as sysctl/sysfs need. 0 or -errno. */
+int write_string_file(const char *path, const char *s);
+
+/* Strict decimal parse of the whole string (leading/trailing blanks allowed). 0, -EINVAL or -ERANGE. */
+int parse_u64(const char *s, uint64_t *ret);
+
+/* Parse a byte size with optional K/M/G/T suffix (binary, 1K = 1024), e.g. "16M". */
+int parse_size(const char *s, uint64_t *ret);
+
+/* Parse a duration with optional ms/s/min suffix into milliseconds; a bare number is seconds. */
+int parse_duration_ms(const char *s, uint64_t *ret_ms);
+
+/* Format bytes for people: "16.0M", "512K", "0". Returns buf. */
+const char *format_bytes(char *buf, size_t size, uint64_t bytes);
+
+/* Monotonic clock in microseconds. */
+uint64_t now_usec(void);
+
+/* strdup that aborts on out-of-memory; we never run with half-made state. */
+char *xstrdup(const char *s);
