@@ -1,0 +1,128 @@
+/* Unit tests for util.c: number parsing, sizes, durations, file helpers. */
+#include "util.h"
+#include "log.h"
+#include "tap.h"
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+static void test_parse_u64(void) {
+        uint64_t v = 0;
+
+        CHECK(parse_u64("0", &v) == 0 && v == 0);
+        CHECK(parse_u64(" 42\n", &v) == 0 && v == 42);
+        CHECK(parse_u64("18446744073709551615", &v) == 0 && v == UINT64_MAX);
+        CHECK(parse_u64("18446744073709551616", &v) == -ERANGE);
+        CHECK(parse_u64("-1", &v) == -EINVAL);
+        CHECK(parse_u64("12abc", &v) == -EINVAL);
+        CHECK(parse_u64("", &v) == -EINVAL);
+        CHECK(parse_u64(NULL, &v) == -EINVAL);
+}
+
+static void test_parse_size(void) {
+        uint64_t v = 0;
+
+        CHECK(parse_size("16M", &v) == 0);
+        CHECK_EQ_U64(v, 16ULL << 20);
+        CHECK(parse_size("1 G", &v) == 0);
+        CHECK_EQ_U64(v, 1ULL << 30);
+        CHECK(parse_size("512k", &v) == 0);
+        CHECK_EQ_U64(v, 512ULL << 10);
+        CHECK(parse_size("4096", &v) == 0);
+        CHECK_EQ_U64(v, 4096);
+        CHECK(parse_size("2MiB", &v) == 0);
+        CHECK_EQ_U64(v, 2ULL << 20);
+        CHECK(parse_size("16X", &v) == -EINVAL);
+        CHECK(parse_size("M", &v) == -EINVAL);
+        CHECK(parse_size("99999999999T", &v) == -ERANGE);
+        CHECK(parse_size("99999999999999999999", &v) == -ERANGE);
+}
+
+static void test_parse_duration(void) {
+        uint64_t v = 0;
+
+        CHECK(parse_duration_ms("2", &v) == 0);
+        CHECK_EQ_U64(v, 2000);
+        CHECK(parse_duration_ms("500ms", &v) == 0);
+        CHECK_EQ_U64(v, 500);
+        CHECK(parse_duration_ms("1min", &v) == 0);
+        CHECK_EQ_U64(v, 60000);
+        CHECK(parse_duration_ms("3s", &v) == 0);
+        CHECK_EQ_U64(v, 3000);
+        CHECK(parse_duration_ms("1h", &v) == 0);
+        CHECK_EQ_U64(v, 3600000);
+        CHECK(parse_duration_ms("1.5s", &v) == -EINVAL);
+        CHECK(parse_duration_ms("5 fortnights", &v) == -EINVAL);
+}
+
+static void test_format_bytes(void) {
+        char buf[16];
+
+        CHECK_STREQ(format_bytes(buf, sizeof buf, 0), "0");
+        CHECK_STREQ(format_bytes(buf, sizeof buf, 1023), "1023");
+        CHECK_STREQ(format_bytes(buf, sizeof buf, 1024), "1.0K");
+        CHECK_STREQ(format_bytes(buf, sizeof buf, 16ULL << 20), "16M");
+        CHECK_STREQ(format_bytes(buf, sizeof buf, 3ULL << 29), "1.5G");
+        CHECK_STREQ(format_bytes(buf, sizeof buf, UINT64_MAX), "16E");
+}
+
+static void test_files(void) {
+        char dir[] = "/tmp/test-util.XXXXXX", path[64], line[32];
+        _cleanup_free_ char *joined = NULL, *content = NULL;
+        uint64_t v = 0;
+        size_t size = 0;
+        FILE *f;
+
+        CHECK(mkdtemp(dir) != NULL);
+        snprintf(path, sizeof path, "%s/knob", dir);
+
+        /* write_string_file never creates: sysctl and sysfs files always exist */
+        CHECK(write_string_file(path, "1") == -ENOENT);
+        f = fopen(path, "w");
+        CHECK(f != NULL);
+        if (f) {
+                fputs("123\nsecond line\n", f);
+                fclose(f);
+        }
+        CHECK(read_one_line(path, line, sizeof line) == 0);
+        CHECK_STREQ(line, "123");
+        CHECK(read_u64_file(path, &v) == 0); /* only the first line counts */
+        CHECK_EQ_U64(v, 123);
+        CHECK(read_file_full(path, &content, &size) == 0);
+        CHECK_EQ_U64(size, 16);
+        CHECK(write_string_file(path, "456") == 0);
+        CHECK(read_u64_file(path, &v) == 0);
+        CHECK_EQ_U64(v, 456);
+        CHECK(write_string_file(path, "abc") == 0);
+        CHECK(read_u64_file(path, &v) == -EINVAL);
+        unlink(path);
+        CHECK(read_one_line(path, line, sizeof line) == -ENOENT);
+        CHECK(read_file_full(path, &joined, &size) == -ENOENT);
+        rmdir(dir);
+
+        joined = path_join_root("/fake", "/proc/vmstat");
+        CHECK_STREQ(joined, "/fake/proc/vmstat");
+        free(joined);
+        joined = path_join_root(NULL, "/proc/vmstat");
+        CHECK_STREQ(joined, "/proc/vmstat");
+}
+
+static void test_log_errno(void) {
+        log_set_max_level(LOG_DEBUG - 1);
+        CHECK(log_error_errno(-ENOENT, "expected test message: %m") == -ENOENT);
+        CHECK(log_debug_errno(EINVAL, "not shown") == -EINVAL);
+        CHECK(log_level_from_string("warning") == LOG_WARNING);
+        CHECK(log_level_from_string("loud") == -EINVAL);
+        CHECK_STREQ(log_level_to_string(LOG_INFO), "info");
+}
+
+int main(void) {
+        test_parse_u64();
+        test_parse_size();
+        test_parse_duration();
+        test_format_bytes();
+        test_files();
+        test_log_errno();
+        TEST_EXIT();
+}
