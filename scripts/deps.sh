@@ -1,0 +1,37 @@
+#!/bin/bash
+# Install the Debian 12 packages wbtuned needs to build, test and bench; only those missing.
+set -euo pipefail
+
+packages=(
+        # build
+        build-essential autoconf automake pkg-config
+        libsystemd-dev libnl-3-dev libnl-genl-3-dev libinih-dev libjson-c-dev
+        scdoc
+        # tests: systemd-analyze, python3 notify listener, valgrind pass, setpriv/runuser,
+        # losetup/mount, mkfs.ext4, /bin/kill, modprobe loop
+        systemd python3 valgrind util-linux mount e2fsprogs procps kmod
+        # bench
+        fio gnuplot-nox xfsprogs btrfs-progs
+)
+
+missing=()
+for p in "${packages[@]}"; do
+        # "install ok installed" only; a removed-but-configured package does not count
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+                missing+=("$p")
+        fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+        exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+        echo "deps.sh: missing packages: ${missing[*]}; run as root: apt-get install ${missing[*]}" >&2
+        exit 1
+fi
+
+echo "deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

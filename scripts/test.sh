@@ -1,0 +1,91 @@
+#!/bin/bash
+# The whole test suite from a fresh machine: deps, build, make check, make distcheck,
+# unit tests under ASan+UBSan, unit tests under valgrind. Ends with "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+top=$PWD
+jobs=2
+
+bash scripts/deps.sh || { echo "test.sh: installing dependencies failed"; echo "0 passed, 1 failed"; exit 1; }
+
+failed_steps=()
+valgrind_pass=0
+valgrind_fail=0
+
+# step NAME COMMAND...: run, remember a failure, never stop the script.
+step() {
+        local name=$1
+        shift
+        echo "=== $name: $*"
+        if ! "$@"; then
+                echo "=== $name FAILED"
+                failed_steps+=("$name")
+                case $name in "make check"*) ;; *) extra_fail=$((extra_fail + 1)) ;; esac
+                return 1
+        fi
+}
+
+extra_fail=0   # failures no .trs file records (build, distcheck, a check that did not run)
+
+# Print the logs of the tests that did not pass, so CI output shows why.
+show_failed_logs() {
+        local dir=$1 trs found=0
+        for trs in "$dir"/tests/*.trs; do
+                [[ -e $trs ]] || continue
+                if grep -Eq '^:test-result: (FAIL|ERROR|XPASS)' "$trs"; then
+                        echo "----- ${trs%.trs}.log -----"
+                        cat "${trs%.trs}.log"
+                        found=1
+                fi
+        done
+        [[ $found -eq 1 ]] || extra_fail=$((extra_fail + 1))
+}
+
+step autogen ./autogen.sh || { echo "0 passed, 1 failed"; exit 1; }
+rm -rf build/tests/*.trs build/tests/*.log build-asan/tests/*.trs build-asan/tests/*.log
+
+# --- normal build: everything, then a release tarball that builds and passes on its own
+mkdir -p build
+if step configure bash -c "cd build && '$top/configure' -q" &&
+   step make make -C build -j"$jobs"; then
+        step "make check" make -C build -j"$jobs" check || show_failed_logs build
+        step "make distcheck" make -C build -j"$jobs" distcheck
+fi
+
+# --- ASan + UBSan: the C unit tests only
+mkdir -p build-asan
+if step configure-asan bash -c "cd build-asan && '$top/configure' -q --enable-sanitizers" &&
+   step make-asan make -C build-asan -j"$jobs"; then
+        step "make check (sanitizers)" make -C build-asan -j"$jobs" check SYSTEM_TESTS= ||
+                show_failed_logs build-asan
+fi
+
+# --- valgrind: each unit-test binary of the normal build (real ELF files, no wrappers)
+export top_srcdir=$top top_builddir=$top/build
+export WBTUNED=$top/build/src/wbtuned WBTUNECTL=$top/build/src/wbtunectl
+for t in build/tests/test-*; do
+        [[ -f $t && -x $t ]] || continue
+        [[ $(head -c 4 "$t" | od -An -c | tr -d ' ') == 177ELF ]] || continue
+        echo "=== valgrind $t"
+        if (cd build && valgrind -q --error-exitcode=1 --leak-check=full "$top/$t" > "$top/$t.valgrind.log" 2>&1); then
+                valgrind_pass=$((valgrind_pass + 1))
+        else
+                valgrind_fail=$((valgrind_fail + 1))
+                failed_steps+=("valgrind ${t#build/tests/}")
+                echo "----- $t.valgrind.log -----"
+                cat "$t.valgrind.log"
+        fi
+done
+
+# --- summary from the automake .trs files, plus valgrind runs and failed steps
+count() { cat build/tests/*.trs build-asan/tests/*.trs 2>/dev/null | grep -Ec "^:test-result: ($1)\$"; }
+pass=$(( $(count 'PASS|XFAIL') + valgrind_pass ))
+skip=$(count SKIP)
+fail=$(( $(count 'FAIL|ERROR|XPASS') + valgrind_fail + extra_fail ))
+
+echo
+if [[ ${#failed_steps[@]} -gt 0 ]]; then
+        echo "failed: ${failed_steps[*]}"
+fi
+echo "$pass passed, $fail failed, $skip skipped"
+[[ $fail -eq 0 && ${#failed_steps[@]} -eq 0 ]]

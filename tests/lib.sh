@@ -1,0 +1,99 @@
+# Helpers sourced by the shell system tests: skip/fail, a cleanup stack, waiting for things.
+# Exit codes follow automake: 0 pass, 77 skip, 99 hard error, anything else fail.
+
+: "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+: "${WBTUNED:=$top_builddir/src/wbtuned}"
+: "${WBTUNECTL:=$top_builddir/src/wbtunectl}"
+: "${PYTHON3:=python3}"
+export top_srcdir top_builddir WBTUNED WBTUNECTL
+
+TEST_NAME=$(basename "$0")
+
+log() { printf '%s: %s\n' "$TEST_NAME" "$*"; }
+
+skip() { log "SKIP: $*"; exit 77; }
+
+fail() { log "FAIL: $*"; exit 1; }
+
+ok() { log "ok: $*"; }
+
+# Cleanup stack: commands run in reverse order on any exit (pass, fail, signal).
+_cleanup_cmds=()
+push_cleanup() { _cleanup_cmds+=("$*"); }
+_run_cleanup() {
+        local rc=$? i
+        set +e
+        for ((i = ${#_cleanup_cmds[@]} - 1; i >= 0; i--)); do
+                eval "${_cleanup_cmds[$i]}"
+        done
+        _cleanup_cmds=()
+        exit "$rc"
+}
+trap _run_cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# A private temporary directory removed on exit.
+make_tmpdir() {
+        local d
+        d=$(mktemp -d "${TMPDIR:-/tmp}/wbtuned-test.XXXXXX") || fail "mktemp -d"
+        push_cleanup "rm -rf '$d'"
+        printf '%s\n' "$d"
+}
+
+# wait_until TIMEOUT_S COMMAND...: poll COMMAND every 0.1 s until it succeeds; 1 on timeout.
+wait_until() {
+        local timeout_s=$1 i
+        shift
+        for ((i = 0; i < timeout_s * 10; i++)); do
+                if "$@"; then return 0; fi
+                sleep 0.1
+        done
+        return 1
+}
+
+# wait_for_socket PATH [TIMEOUT_S]: until PATH is a socket.
+wait_for_socket() {
+        wait_until "${2:-10}" test -S "$1"
+}
+
+# wait_for_line FILE REGEX [TIMEOUT_S]: until a line of FILE matches the extended REGEX.
+wait_for_line() {
+        wait_until "${3:-10}" grep -Eq -- "$2" "$1"
+}
+
+# Stop a pid we started: SIGTERM, then SIGKILL after 5 s. Never by name.
+stop_pid() {
+        local pid=$1 i
+        kill -0 "$pid" 2>/dev/null || return 0
+        kill -TERM "$pid" 2>/dev/null
+        for ((i = 0; i < 50; i++)); do
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.1
+        done
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        return 0
+}
+
+# json_get JSON_TEXT PYEXPR: evaluate PYEXPR with `j` bound to the parsed document and print it.
+json_get() {
+        "$PYTHON3" -c 'import json, sys
+j = json.loads(sys.argv[1])
+v = eval(sys.argv[2])
+print(json.dumps(v) if isinstance(v, (dict, list)) else v)' "$1" "$2"
+}
+
+# json_check JSON_TEXT PYEXPR: true if PYEXPR is truthy for `j`.
+json_check() {
+        "$PYTHON3" -c 'import json, sys
+j = json.loads(sys.argv[1])
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" 2>/dev/null
+}
+
+require_binaries() {
+        [[ -x $WBTUNED ]] || fail "$WBTUNED not built"
+        [[ -x $WBTUNECTL ]] || fail "$WBTUNECTL not built"
+        command -v "$PYTHON3" >/dev/null || skip "python3 not found"
+}
