@@ -116,6 +116,8 @@ observe_ctx *observe_free(observe_ctx *ctx);
 /* Read one snapshot; derived rates are computed against the previous call's sample.
  * BDIs that vanish mid-read are dropped silently. 0 or -errno (only if the global files fail). */
 int observe_sample(observe_ctx *ctx, sample *ret);
+/* The same with the caller's CLOCK_MONOTONIC time (tests use it to get exact rates). */
+int observe_sample_at(observe_ctx *ctx, uint64_t time_usec, sample *ret);
 
 /* Free what a sample owns (devices and their mounts), leaving it zeroed. */
 void sample_done(sample *s);
@@ -128,3 +130,6 @@ const bdi_device *sample_find_device(const sample *s, const char *key);
 const char *stats_source_to_string(stats_source s);
 /* "rotational,usb" into buf; "" if none. */
 const char *traits_to_string(unsigned traits, char *buf, size_t size);
+/* One BDI_TRAIT_* bit <-> "usb"; NULL / -EINVAL if unknown. */
+const char *trait_to_string(unsigned trait);
+int trait_from_string(const char *s);

@@ -9,3 +9,5 @@ json_object *report_bdi_knobs(const bdi_knobs *k);       /* only the knobs this 
 json_object *report_global(const global_state *g);
 json_object *report_device(const bdi_device *d);
 json_object *report_devices(const sample *s);            /* array of report_device() */
+/* {"time_usec", "debugfs", "global": report_global(), "devices": report_devices()} */
+json_object *report_sample(const sample *s);

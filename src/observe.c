@@ -1,0 +1,860 @@
+/* Observation: one snapshot of global and per-BDI dirty/writeback state, read from a root prefix. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include "devnames.h"
+#include "log.h"
+#include "observe.h"
+#include "util.h"
+
+/* Cumulative counters of one BDI from the previous sample. */
+typedef struct prev_bdi {
+        char bdi[64];
+        stats_source source;
+        uint64_t dirtied_total_bytes;
+        uint64_t written_total_bytes;
+} prev_bdi;
+
+struct observe_ctx {
+        char *root;
+        bool live;
+        bool mount_debugfs;
+        bool mount_tried;
+        bool fallback_logged;
+        uint64_t page_size;
+
+        bool have_prev;
+        uint64_t prev_time_usec;
+        uint64_t prev_dirtied_total_bytes;
+        uint64_t prev_written_total_bytes;
+        prev_bdi *prev;                 /* sorted like sample.devices */
+        size_t n_prev;
+};
+
+static void closedirp(DIR **d) {
+        if (*d)
+                closedir(*d);
+}
+#define _cleanup_closedir_ _cleanup_(closedirp)
+
+static uint64_t mul_sat(uint64_t a, uint64_t b) {
+        uint64_t r;
+
+        return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b) {
+        uint64_t r;
+
+        return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* delta bytes over elapsed microseconds, in bytes per second, saturating. */
+static uint64_t rate_per_s(uint64_t delta, uint64_t elapsed_usec) {
+        unsigned __int128 r;
+
+        if (elapsed_usec == 0)
+                return 0;
+        r = (unsigned __int128) delta * 1000000u / elapsed_usec;
+        return r > UINT64_MAX ? UINT64_MAX : (uint64_t) r;
+}
+
+/* "7:2" < "7:10" < "btrfs-1": digit runs compare by value. */
+static int natural_cmp(const char *a, const char *b) {
+        while (*a && *b) {
+                if (isdigit((unsigned char) *a) && isdigit((unsigned char) *b)) {
+                        const char *ea = a, *eb = b;
+                        size_t la, lb;
+                        int c;
+
+                        while (*a == '0' && isdigit((unsigned char) a[1]))
+                                a++;
+                        while (*b == '0' && isdigit((unsigned char) b[1]))
+                                b++;
+                        for (ea = a; isdigit((unsigned char) *ea); ea++)
+                                ;
+                        for (eb = b; isdigit((unsigned char) *eb); eb++)
+                                ;
+                        la = ea - a;
+                        lb = eb - b;
+                        if (la != lb)
+                                return la < lb ? -1 : 1;
+                        c = strncmp(a, b, la);
+                        if (c != 0)
+                                return c;
+                        a = ea;
+                        b = eb;
+                        continue;
+                }
+                if (*a != *b)
+                        return (unsigned char) *a < (unsigned char) *b ? -1 : 1;
+                a++;
+                b++;
+        }
+        return *a ? 1 : *b ? -1 : 0;
+}
+
+static int bdi_name_cmp(const char *a, const char *b) {
+        int c = natural_cmp(a, b);
+
+        /* Leading zeros make "7:01" equal "7:1" above: fall back to bytes for a total order. */
+        return c != 0 ? c : strcmp(a, b);
+}
+
+static int device_cmp(const void *a, const void *b) {
+        return bdi_name_cmp(((const bdi_device *) a)->bdi, ((const bdi_device *) b)->bdi);
+}
+
+int observe_new(const char *root, bool mount_debugfs, observe_ctx **ret) {
+        observe_ctx *ctx;
+        long ps;
+
+        ctx = calloc(1, sizeof(*ctx));
+        if (!ctx)
+                return -ENOMEM;
+        ctx->root = xstrdup(root ? root : "");
+        ctx->live = ctx->root[0] == '\0';
+        ctx->mount_debugfs = mount_debugfs;
+        ps = sysconf(_SC_PAGESIZE);
+        ctx->page_size = ps > 0 ? (uint64_t) ps : 4096;
+        *ret = ctx;
+        return 0;
+}
+
+observe_ctx *observe_free(observe_ctx *ctx) {
+        if (!ctx)
+                return NULL;
+        free(ctx->root);
+        free(ctx->prev);
+        free(ctx);
+        return NULL;
+}
+
+static char *root_path(const observe_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *root_path(const observe_ctx *ctx, const char *fmt, ...) {
+        _cleanup_free_ char *rel = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&rel, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return NULL;
+        return path_join_root(ctx->root, rel);
+}
+
+/* Calls cb(key, value) for every "key value" or "key: value ..." line; value is the first word. */
+typedef void (*kv_cb)(const char *key, const char *value, void *userdata);
+
+static void parse_kv(char *buf, kv_cb cb, void *userdata) {
+        char *line, *save = NULL;
+
+        for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *key = line, *value;
+                size_t n = strcspn(line, ": \t");
+
+                if (n == 0 || line[n] == '\0')
+                        continue;
+                value = line + n;
+                *value++ = '\0';
+                value += strspn(value, ": \t");
+                value[strcspn(value, " \t")] = '\0';
+                cb(key, value, userdata);
+        }
+}
+
+/* Field table for parse_kv(): store a parsed number and mark it found. */
+typedef struct kv_field {
+        const char *key;
+        uint64_t *value;
+        bool found;
+} kv_field;
+
+typedef struct kv_fields {
+        kv_field *fields;
+        size_t n;
+        bool malformed;
+} kv_fields;
+
+static void kv_fields_cb(const char *key, const char *value, void *userdata) {
+        kv_fields *t = userdata;
+
+        for (size_t i = 0; i < t->n; i++) {
+                int r;
+
+                if (strcmp(t->fields[i].key, key) != 0)
+                        continue;
+                r = parse_u64(value, t->fields[i].value);
+                if (r == -ERANGE)
+                        *t->fields[i].value = UINT64_MAX;
+                else if (r < 0) {
+                        t->malformed = true;
+                        return;
+                }
+                t->fields[i].found = true;
+                return;
+        }
+}
+
+/* Read path and fill fields; -ENODATA if one is missing or malformed. */
+static int read_kv_file(const char *path, kv_field *fields, size_t n) {
+        _cleanup_free_ char *buf = NULL;
+        kv_fields t = { .fields = fields, .n = n };
+        int r;
+
+        r = read_file_full(path, &buf, NULL);
+        if (r < 0)
+                return r;
+        parse_kv(buf, kv_fields_cb, &t);
+        if (t.malformed)
+                return -ENODATA;
+        for (size_t i = 0; i < n; i++)
+                if (!fields[i].found)
+                        return -ENODATA;
+        return 0;
+}
+
+static int read_vmstat(observe_ctx *ctx, global_state *g) {
+        _cleanup_free_ char *path = NULL;
+        uint64_t dirty = 0, writeback = 0, thresh = 0, bg_thresh = 0, dirtied = 0, written = 0;
+        kv_field f[] = {
+                { "nr_dirty", &dirty, false },
+                { "nr_writeback", &writeback, false },
+                { "nr_dirty_threshold", &thresh, false },
+                { "nr_dirty_background_threshold", &bg_thresh, false },
+                { "nr_dirtied", &dirtied, false },
+                { "nr_written", &written, false },
+        };
+        int r;
+
+        path = root_path(ctx, "/proc/vmstat");
+        if (!path)
+                return -ENOMEM;
+        r = read_kv_file(path, f, ELEMENTSOF(f));
+        if (r == -ENODATA)
+                log_debug("Some fields are missing or malformed in %s, using 0 for them", path);
+        else if (r < 0)
+                return log_error_errno(r, "Failed to read %s: %m", path);
+
+        g->dirty_bytes = mul_sat(dirty, ctx->page_size);
+        g->writeback_bytes = mul_sat(writeback, ctx->page_size);
+        g->dirty_thresh_bytes = mul_sat(thresh, ctx->page_size);
+        g->background_thresh_bytes = mul_sat(bg_thresh, ctx->page_size);
+        g->dirtied_total_bytes = mul_sat(dirtied, ctx->page_size);
+        g->written_total_bytes = mul_sat(written, ctx->page_size);
+        return 0;
+}
+
+static int read_meminfo(observe_ctx *ctx, global_state *g) {
+        _cleanup_free_ char *path = NULL;
+        uint64_t total_kb = 0, available_kb = 0;
+        kv_field f[] = {
+                { "MemTotal", &total_kb, false },
+                { "MemAvailable", &available_kb, false },
+        };
+        int r;
+
+        path = root_path(ctx, "/proc/meminfo");
+        if (!path)
+                return -ENOMEM;
+        r = read_kv_file(path, f, ELEMENTSOF(f));
+        if (r == -ENODATA)
+                log_debug("Some fields are missing or malformed in %s, using 0 for them", path);
+        else if (r < 0)
+                return log_error_errno(r, "Failed to read %s: %m", path);
+
+        g->mem_total_bytes = mul_sat(total_kb, 1024);
+        g->mem_available_bytes = mul_sat(available_kb, 1024);
+        return 0;
+}
+
+static int read_vm_knob(observe_ctx *ctx, const char *name, uint64_t *ret) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        path = root_path(ctx, "/proc/sys/vm/%s", name);
+        if (!path)
+                return -ENOMEM;
+        r = read_u64_file(path, ret);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read %s: %m", path);
+        return 0;
+}
+
+static uint32_t clamp_u32(uint64_t v) {
+        return v > UINT32_MAX ? UINT32_MAX : (uint32_t) v;
+}
+
+static int read_vm_knobs(observe_ctx *ctx, vm_knobs *k) {
+        uint64_t v[6];
+        static const char *const names[6] = {
+                "dirty_bytes", "dirty_background_bytes", "dirty_ratio",
+                "dirty_background_ratio", "dirty_writeback_centisecs", "dirty_expire_centisecs",
+        };
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                r = read_vm_knob(ctx, names[i], &v[i]);
+                if (r < 0)
+                        return r;
+        }
+        *k = (vm_knobs) {
+                .dirty_bytes = v[0],
+                .dirty_background_bytes = v[1],
+                .dirty_ratio = clamp_u32(v[2]),
+                .dirty_background_ratio = clamp_u32(v[3]),
+                .dirty_writeback_centisecs = clamp_u32(v[4]),
+                .dirty_expire_centisecs = clamp_u32(v[5]),
+        };
+        return 0;
+}
+
+/* Knob files that exist set their have bit; -ENODEV if the BDI went away meanwhile. */
+static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bdi_knobs *k) {
+        static const struct {
+                const char *file;
+                unsigned bit;
+                size_t offset;
+                bool u32;
+        } table[] = {
+                { "min_ratio",      BDI_HAVE_MIN_RATIO,      offsetof(bdi_knobs, min_ratio),      true  },
+                { "max_ratio",      BDI_HAVE_MAX_RATIO,      offsetof(bdi_knobs, max_ratio),      true  },
+                { "min_ratio_fine", BDI_HAVE_MIN_RATIO_FINE, offsetof(bdi_knobs, min_ratio_fine), false },
+                { "max_ratio_fine", BDI_HAVE_MAX_RATIO_FINE, offsetof(bdi_knobs, max_ratio_fine), false },
+                { "min_bytes",      BDI_HAVE_MIN_BYTES,      offsetof(bdi_knobs, min_bytes),      false },
+                { "max_bytes",      BDI_HAVE_MAX_BYTES,      offsetof(bdi_knobs, max_bytes),      false },
+                { "strict_limit",   BDI_HAVE_STRICT_LIMIT,   offsetof(bdi_knobs, strict_limit),   true  },
+        };
+        _cleanup_free_ char *dir = NULL;
+        bool any_gone = false;
+
+        *k = (bdi_knobs) {};
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_free_ char *path = NULL;
+                uint64_t v;
+                int r;
+
+                path = root_path(ctx, "/sys/class/bdi/%s/%s", bdi, table[i].file);
+                if (!path)
+                        return -ENOMEM;
+                r = read_u64_file(path, &v);
+                if (r < 0) {
+                        if (r == -ENODEV)
+                                return r;
+                        if (r == -ENOENT)
+                                any_gone = true;
+                        else
+                                log_debug_errno(r, "Ignoring %s: %m", path);
+                        continue;
+                }
+                k->have |= table[i].bit;
+                if (table[i].u32)
+                        *(uint32_t *) ((char *) k + table[i].offset) = clamp_u32(v);
+                else
+                        *(uint64_t *) ((char *) k + table[i].offset) = v;
+        }
+
+        /* A missing knob file is an older kernel, unless the whole BDI is gone. */
+        if (any_gone) {
+                dir = root_path(ctx, "/sys/class/bdi/%s", bdi);
+                if (!dir)
+                        return -ENOMEM;
+                if (access(dir, F_OK) < 0)
+                        return -ENODEV;
+        }
+        return 0;
+}
+
+static int read_debugfs_stats(observe_ctx *ctx, bdi_device *d) {
+        _cleanup_free_ char *path = NULL;
+        uint64_t writeback_kb, reclaimable_kb, thresh_kb, dirtied_kb, written_kb, bw_kbps;
+        kv_field f[] = {
+                { "BdiWriteback", &writeback_kb, false },
+                { "BdiReclaimable", &reclaimable_kb, false },
+                { "BdiDirtyThresh", &thresh_kb, false },
+                { "BdiDirtied", &dirtied_kb, false },
+                { "BdiWritten", &written_kb, false },
+                { "BdiWriteBandwidth", &bw_kbps, false },
+        };
+        int r;
+
+        path = root_path(ctx, "/sys/kernel/debug/bdi/%s/stats", d->bdi);
+        if (!path)
+                return -ENOMEM;
+        r = read_kv_file(path, f, ELEMENTSOF(f));
+        if (r < 0)
+                return r;
+
+        d->writeback_bytes = mul_sat(writeback_kb, 1024);
+        d->dirty_bytes = mul_sat(reclaimable_kb, 1024);
+        d->thresh_bytes = mul_sat(thresh_kb, 1024);
+        d->dirtied_total_bytes = mul_sat(dirtied_kb, 1024);
+        d->written_total_bytes = mul_sat(written_kb, 1024);
+        d->kernel_bw_bytes_per_s = mul_sat(bw_kbps, 1024);
+        return 0;
+}
+
+/* wb_stats holds one block per writeback context, each starting with WbCgIno. */
+typedef struct wb_scan {
+        uint64_t cur_ino;
+        bool in_block;
+        bool have_first, have_root;
+        uint64_t first_kbps, root_kbps;
+} wb_scan;
+
+static void wb_scan_cb(const char *key, const char *value, void *userdata) {
+        wb_scan *s = userdata;
+        uint64_t v;
+        int r;
+
+        if (strcmp(key, "WbCgIno") == 0) {
+                s->in_block = parse_u64(value, &v) >= 0;
+                s->cur_ino = s->in_block ? v : 0;
+                return;
+        }
+        if (!s->in_block || strcmp(key, "WbWriteBandwidth") != 0)
+                return;
+        r = parse_u64(value, &v);
+        if (r == -ERANGE)
+                v = UINT64_MAX;
+        else if (r < 0)
+                return;
+        if (!s->have_first) {
+                s->have_first = true;
+                s->first_kbps = v;
+        }
+        if (s->cur_ino == 1 && !s->have_root) {
+                s->have_root = true;
+                s->root_kbps = v;
+        }
+}
+
+static int read_debugfs_wb_stats(observe_ctx *ctx, bdi_device *d) {
+        _cleanup_free_ char *path = NULL, *buf = NULL;
+        wb_scan s = {};
+        int r;
+
+        path = root_path(ctx, "/sys/kernel/debug/bdi/%s/wb_stats", d->bdi);
+        if (!path)
+                return -ENOMEM;
+        r = read_file_full(path, &buf, NULL);
+        if (r < 0)
+                return r;
+        parse_kv(buf, wb_scan_cb, &s);
+        if (!s.have_first)
+                return -ENODATA;
+        d->wb_bw_bytes_per_s = mul_sat(s.have_root ? s.root_kbps : s.first_kbps, 1024);
+        return 0;
+}
+
+/* /sys/block/<dev>/stat field 7 is sectors written, in 512-byte units whatever the device. */
+static int read_blockstat(observe_ctx *ctx, bdi_device *d) {
+        _cleanup_free_ char *path = NULL;
+        char buf[512], *p = buf, *end;
+        uint64_t sectors = 0;
+
+        if (!d->has_devnum)
+                return -ENODEV;
+        path = root_path(ctx, "/sys/dev/block/%u:%u/stat", d->major, d->minor);
+        if (!path)
+                return -ENOMEM;
+        int r = read_one_line(path, buf, sizeof(buf));
+        if (r < 0)
+                return r;
+
+        for (int i = 0; i < 7; i++) {
+                while (isspace((unsigned char) *p))
+                        p++;
+                if (!isdigit((unsigned char) *p))
+                        return -ENODATA;
+                errno = 0;
+                sectors = strtoull(p, &end, 10);
+                if (errno == ERANGE)
+                        sectors = UINT64_MAX;
+                p = end;
+        }
+        d->written_total_bytes = mul_sat(sectors, 512);
+        return 0;
+}
+
+static void read_device_stats(observe_ctx *ctx, bool debugfs, bdi_device *d) {
+        int r;
+
+        if (debugfs) {
+                r = read_debugfs_stats(ctx, d);
+                if (r >= 0) {
+                        d->source = STATS_SOURCE_DEBUGFS;
+                        r = read_debugfs_wb_stats(ctx, d);
+                        if (r < 0)
+                                log_debug_errno(r, "No WbWriteBandwidth for %s: %m", d->bdi);
+                        return;
+                }
+                d->dirty_bytes = d->writeback_bytes = d->thresh_bytes = 0;
+                d->dirtied_total_bytes = d->written_total_bytes = d->kernel_bw_bytes_per_s = 0;
+                /* Malformed figures are not to be trusted; a missing dir may be a BDI debugfs never knew. */
+                if (r != -ENOENT) {
+                        log_debug_errno(r, "Ignoring debugfs stats of %s: %m", d->bdi);
+                        d->source = STATS_SOURCE_NONE;
+                        return;
+                }
+        }
+
+        r = read_blockstat(ctx, d);
+        if (r < 0) {
+                if (r != -ENODEV && r != -ENOENT)
+                        log_debug_errno(r, "Ignoring block stat of %s: %m", d->bdi);
+                d->written_total_bytes = 0;
+                d->source = STATS_SOURCE_NONE;
+                return;
+        }
+        d->source = STATS_SOURCE_BLOCKSTAT;
+}
+
+static void bdi_device_done(bdi_device *d) {
+        for (size_t i = 0; i < d->n_mounts; i++)
+                free(d->mounts[i]);
+        free(d->mounts);
+        d->mounts = NULL;
+        d->n_mounts = 0;
+}
+
+/* 0, or -ENODEV if the BDI vanished while reading it, or -ENOMEM. */
+static int read_device(observe_ctx *ctx, const mount_table *mounts, bool debugfs, const char *bdi,
+                       bdi_device *d) {
+        unsigned major, minor;
+        char tail;
+        int r;
+
+        *d = (bdi_device) {};
+        snprintf(d->bdi, sizeof(d->bdi), "%s", bdi);
+        if (sscanf(bdi, "%u:%u%c", &major, &minor, &tail) == 2) {
+                d->major = major;
+                d->minor = minor;
+                d->has_devnum = true;
+        }
+
+        r = read_bdi_knobs(ctx, bdi, &d->knobs);
+        if (r < 0)
+                return r;
+        r = devnames_describe(ctx->root, mounts, d);
+        if (r < 0) {
+                bdi_device_done(d);
+                return r;
+        }
+        read_device_stats(ctx, debugfs, d);
+        return 0;
+}
+
+static bool debugfs_available(observe_ctx *ctx) {
+        _cleanup_free_ char *path = NULL;
+
+        path = root_path(ctx, "/sys/kernel/debug/bdi");
+        if (!path)
+                return false;
+        if (access(path, F_OK) >= 0)
+                return true;
+
+        if (ctx->live && ctx->mount_debugfs && !ctx->mount_tried) {
+                ctx->mount_tried = true;
+                if (mount("none", "/sys/kernel/debug", "debugfs", 0, NULL) >= 0) {
+                        log_info("Mounted debugfs on /sys/kernel/debug for per-device writeback stats");
+                        if (access(path, F_OK) >= 0)
+                                return true;
+                } else
+                        log_warning_errno(errno, "Failed to mount debugfs on /sys/kernel/debug: %m");
+        }
+        if (!ctx->fallback_logged) {
+                ctx->fallback_logged = true;
+                log_info("No %s, per-device figures come from block stat sector counts only", path);
+        }
+        return false;
+}
+
+static const prev_bdi *find_prev(const observe_ctx *ctx, const char *bdi) {
+        size_t lo = 0, hi = ctx->n_prev;
+
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                int c = bdi_name_cmp(bdi, ctx->prev[mid].bdi);
+
+                if (c == 0)
+                        return &ctx->prev[mid];
+                if (c < 0)
+                        hi = mid;
+                else
+                        lo = mid + 1;
+        }
+        return NULL;
+}
+
+static void derive_device(const observe_ctx *ctx, uint64_t elapsed_usec, bdi_device *d) {
+        const prev_bdi *p = ctx->have_prev ? find_prev(ctx, d->bdi) : NULL;
+        uint64_t best_bw;
+
+        d->backlog_bytes = add_sat(d->dirty_bytes, d->writeback_bytes);
+        if (p && p->source == d->source && d->source != STATS_SOURCE_NONE && elapsed_usec > 0 &&
+            d->written_total_bytes >= p->written_total_bytes &&
+            d->dirtied_total_bytes >= p->dirtied_total_bytes) {
+                d->write_bw_bytes_per_s = rate_per_s(d->written_total_bytes - p->written_total_bytes, elapsed_usec);
+                d->dirty_rate_bytes_per_s = rate_per_s(d->dirtied_total_bytes - p->dirtied_total_bytes, elapsed_usec);
+                d->seen_before = true;
+        }
+
+        best_bw = MAX(MAX(d->wb_bw_bytes_per_s, d->kernel_bw_bytes_per_s), d->write_bw_bytes_per_s);
+        d->backlog_s = best_bw > 0 ? (double) d->backlog_bytes / (double) best_bw : 0.0;
+}
+
+static void derive_global(const observe_ctx *ctx, uint64_t elapsed_usec, global_state *g) {
+        if (!ctx->have_prev || elapsed_usec == 0 ||
+            g->dirtied_total_bytes < ctx->prev_dirtied_total_bytes ||
+            g->written_total_bytes < ctx->prev_written_total_bytes)
+                return;
+        g->dirty_rate_bytes_per_s = rate_per_s(g->dirtied_total_bytes - ctx->prev_dirtied_total_bytes, elapsed_usec);
+        g->write_rate_bytes_per_s = rate_per_s(g->written_total_bytes - ctx->prev_written_total_bytes, elapsed_usec);
+}
+
+static int remember(observe_ctx *ctx, const sample *s) {
+        prev_bdi *p = NULL;
+
+        if (s->n_devices > 0) {
+                p = calloc(s->n_devices, sizeof(*p));
+                if (!p)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < s->n_devices; i++) {
+                const bdi_device *d = &s->devices[i];
+
+                memcpy(p[i].bdi, d->bdi, sizeof(p[i].bdi));
+                p[i].source = d->source;
+                p[i].dirtied_total_bytes = d->dirtied_total_bytes;
+                p[i].written_total_bytes = d->written_total_bytes;
+        }
+        free(ctx->prev);
+        ctx->prev = p;
+        ctx->n_prev = s->n_devices;
+        ctx->have_prev = true;
+        ctx->prev_time_usec = s->time_usec;
+        ctx->prev_dirtied_total_bytes = s->global.dirtied_total_bytes;
+        ctx->prev_written_total_bytes = s->global.written_total_bytes;
+        return 0;
+}
+
+static int read_devices(observe_ctx *ctx, sample *s) {
+        _cleanup_free_ char *dir_path = NULL;
+        _cleanup_closedir_ DIR *dir = NULL;
+        mount_table mounts = {};
+        struct dirent *de;
+        int r = 0;
+
+        dir_path = root_path(ctx, "/sys/class/bdi");
+        if (!dir_path)
+                return -ENOMEM;
+        dir = opendir(dir_path);
+        if (!dir) {
+                log_debug_errno(errno, "Failed to open %s, no devices: %m", dir_path);
+                return 0;
+        }
+
+        r = mount_table_read(ctx->root, &mounts);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                log_debug_errno(r, "Failed to read mountinfo, devices will have no mounts: %m");
+
+        while ((de = readdir(dir))) {
+                bdi_device *n;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                if (strlen(de->d_name) >= sizeof(s->devices[0].bdi)) {
+                        log_debug("Ignoring BDI with overlong name %s", de->d_name);
+                        continue;
+                }
+
+                n = realloc(s->devices, (s->n_devices + 1) * sizeof(*n));
+                if (!n) {
+                        r = -ENOMEM;
+                        break;
+                }
+                s->devices = n;
+                r = read_device(ctx, &mounts, s->debugfs, de->d_name, &s->devices[s->n_devices]);
+                if (r == -ENODEV) {
+                        log_debug("BDI %s vanished while reading it, skipping", de->d_name);
+                        r = 0;
+                        continue;
+                }
+                if (r < 0)
+                        break;
+                s->n_devices++;
+        }
+        mount_table_done(&mounts);
+        if (r < 0)
+                return r;
+
+        if (s->n_devices > 0)
+                qsort(s->devices, s->n_devices, sizeof(bdi_device), device_cmp);
+        return 0;
+}
+
+int observe_sample_at(observe_ctx *ctx, uint64_t time_usec, sample *ret) {
+        sample s = { .time_usec = time_usec };
+        uint64_t elapsed_usec;
+        int r;
+
+        r = read_vmstat(ctx, &s.global);
+        if (r < 0)
+                return r;
+        r = read_meminfo(ctx, &s.global);
+        if (r < 0)
+                return r;
+        r = read_vm_knobs(ctx, &s.global.knobs);
+        if (r < 0)
+                return r;
+
+        s.debugfs = debugfs_available(ctx);
+        r = read_devices(ctx, &s);
+        if (r < 0) {
+                sample_done(&s);
+                return log_error_errno(r, "Failed to read BDIs: %m");
+        }
+
+        elapsed_usec = ctx->have_prev && time_usec > ctx->prev_time_usec ? time_usec - ctx->prev_time_usec : 0;
+        derive_global(ctx, elapsed_usec, &s.global);
+        for (size_t i = 0; i < s.n_devices; i++)
+                derive_device(ctx, elapsed_usec, &s.devices[i]);
+
+        r = remember(ctx, &s);
+        if (r < 0) {
+                sample_done(&s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+int observe_sample(observe_ctx *ctx, sample *ret) {
+        return observe_sample_at(ctx, now_usec(), ret);
+}
+
+void sample_done(sample *s) {
+        if (!s)
+                return;
+        for (size_t i = 0; i < s->n_devices; i++)
+                bdi_device_done(&s->devices[i]);
+        free(s->devices);
+        *s = (sample) {};
+}
+
+int sample_copy(sample *dst, const sample *src) {
+        sample c = *src;
+
+        c.devices = NULL;
+        c.n_devices = 0;
+        if (src->n_devices > 0) {
+                c.devices = calloc(src->n_devices, sizeof(bdi_device));
+                if (!c.devices)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < src->n_devices; i++) {
+                const bdi_device *from = &src->devices[i];
+                bdi_device *to = &c.devices[i];
+
+                *to = *from;
+                to->mounts = calloc(from->n_mounts + 1, sizeof(char *));
+                if (!to->mounts) {
+                        to->n_mounts = 0;
+                        c.n_devices = i + 1;
+                        sample_done(&c);
+                        return -ENOMEM;
+                }
+                for (size_t j = 0; j < from->n_mounts; j++)
+                        to->mounts[j] = xstrdup(from->mounts[j]);
+                c.n_devices = i + 1;
+        }
+        *dst = c;
+        return 0;
+}
+
+const bdi_device *sample_find_device(const sample *s, const char *key) {
+        if (!s || !key)
+                return NULL;
+
+        /* In order of precedence: bdi name, device name, "MAJ:MIN", mount point. */
+        for (size_t i = 0; i < s->n_devices; i++)
+                if (strcmp(s->devices[i].bdi, key) == 0)
+                        return &s->devices[i];
+        for (size_t i = 0; i < s->n_devices; i++)
+                if (strcmp(s->devices[i].name, key) == 0)
+                        return &s->devices[i];
+        for (size_t i = 0; i < s->n_devices; i++) {
+                char devnum[32];
+
+                if (!s->devices[i].has_devnum)
+                        continue;
+                snprintf(devnum, sizeof(devnum), "%u:%u", s->devices[i].major, s->devices[i].minor);
+                if (strcmp(devnum, key) == 0)
+                        return &s->devices[i];
+        }
+        for (size_t i = 0; i < s->n_devices; i++)
+                for (size_t j = 0; j < s->devices[i].n_mounts; j++)
+                        if (strcmp(s->devices[i].mounts[j], key) == 0)
+                                return &s->devices[i];
+        return NULL;
+}
+
+const char *stats_source_to_string(stats_source s) {
+        switch (s) {
+        case STATS_SOURCE_DEBUGFS:
+                return "debugfs";
+        case STATS_SOURCE_BLOCKSTAT:
+                return "blockstat";
+        case STATS_SOURCE_NONE:
+                return "none";
+        }
+        return "none";
+}
+
+static const char *const trait_names[] = { "rotational", "removable", "usb", "nfs", "fuse" };
+
+const char *trait_to_string(unsigned trait) {
+        for (size_t i = 0; i < ELEMENTSOF(trait_names); i++)
+                if (trait == 1u << i)
+                        return trait_names[i];
+        return NULL;
+}
+
+int trait_from_string(const char *s) {
+        for (size_t i = 0; i < ELEMENTSOF(trait_names); i++)
+                if (s && strcmp(s, trait_names[i]) == 0)
+                        return 1 << i;
+        return -EINVAL;
+}
+
+const char *traits_to_string(unsigned traits, char *buf, size_t size) {
+        size_t used = 0;
+
+        if (size == 0)
+                return buf;
+        buf[0] = '\0';
+        for (size_t i = 0; i < ELEMENTSOF(trait_names); i++) {
+                size_t n;
+
+                if (!(traits & (1u << i)))
+                        continue;
+                n = strlen(trait_names[i]) + (used > 0);
+                if (used + n >= size)
+                        break;
+                sprintf(buf + used, "%s%s", used > 0 ? "," : "", trait_names[i]);
+                used += n;
+        }
+        return buf;
+}

@@ -1,0 +1,691 @@
+/* Tests for observe, devnames and report against fake /proc + /sys trees built in a temp dir. */
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "devnames.h"
+#include "log.h"
+#include "observe.h"
+#include "report.h"
+#include "tap.h"
+#include "util.h"
+
+static char root[] = "/tmp/test-observe-XXXXXX";
+static uint64_t page_size;
+
+static void mkdir_parents(const char *path) {
+        char buf[4096];
+
+        snprintf(buf, sizeof(buf), "%s", path);
+        for (char *p = buf + 1; *p; p++)
+                if (*p == '/') {
+                        *p = '\0';
+                        (void) mkdir(buf, 0755);
+                        *p = '/';
+                }
+}
+
+static void put(const char *rel, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(const char *rel, const char *fmt, ...) {
+        char path[4096];
+        va_list ap;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        mkdir_parents(path);
+        f = fopen(path, "we");
+        if (!f) {
+                perror(path);
+                exit(EXIT_FAILURE);
+        }
+        va_start(ap, fmt);
+        vfprintf(f, fmt, ap);
+        va_end(ap);
+        fclose(f);
+}
+
+static void link_to(const char *rel, const char *target) {
+        char path[4096];
+
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        mkdir_parents(path);
+        if (symlink(target, path) < 0) {
+                perror(path);
+                exit(EXIT_FAILURE);
+        }
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        return remove(path);
+}
+
+static void rm_rf(const char *rel) {
+        char path[4096];
+
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        (void) nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void put_knobs(const char *bdi, bool modern) {
+        char rel[256];
+
+        snprintf(rel, sizeof(rel), "sys/class/bdi/%s/min_ratio", bdi);
+        put(rel, "0\n");
+        snprintf(rel, sizeof(rel), "sys/class/bdi/%s/max_ratio", bdi);
+        put(rel, "100\n");
+        snprintf(rel, sizeof(rel), "sys/class/bdi/%s/read_ahead_kb", bdi);
+        put(rel, "128\n");
+        if (!modern)
+                return;
+        snprintf(rel, sizeof(rel), "sys/class/bdi/%s/min_ratio_fine", bdi);
+        put(rel, "0\n");
+        snprintf(rel, sizeof(rel), "sys/class/bdi/%s/max_ratio_fine", bdi);
+        put(rel, "1000000\n");
+        snprintf(rel, sizeof(rel), "sys/class/bdi/%s/min_bytes", bdi);
+        put(rel, "0\n");
+        snprintf(rel, sizeof(rel), "sys/class/bdi/%s/max_bytes", bdi);
+        put(rel, "4997709824\n");
+        snprintf(rel, sizeof(rel), "sys/class/bdi/%s/strict_limit", bdi);
+        put(rel, "1\n");
+}
+
+/* The layout of a real debugfs bdi/<dev>/stats file (6.18). */
+static void put_stats(const char *bdi, uint64_t wb_kb, uint64_t dirty_kb, uint64_t dirtied_kb,
+                      uint64_t written_kb, uint64_t bw_kbps) {
+        char rel[256];
+
+        snprintf(rel, sizeof(rel), "sys/kernel/debug/bdi/%s/stats", bdi);
+        put(rel,
+            "BdiWriteback:       %10llu kB\n"
+            "BdiReclaimable:     %10llu kB\n"
+            "BdiDirtyThresh:        4881124 kB\n"
+            "DirtyThresh:           4881124 kB\n"
+            "BackgroundThresh:      2437580 kB\n"
+            "BdiDirtied:         %10llu kB\n"
+            "BdiWritten:         %10llu kB\n"
+            "BdiWriteBandwidth:  %10llu kBps\n"
+            "b_dirty:                    32\n"
+            "b_io:                        0\n"
+            "b_more_io:                   0\n"
+            "b_dirty_time:                0\n"
+            "bdi_list:                    1\n"
+            "state:                       5\n",
+            (unsigned long long) wb_kb, (unsigned long long) dirty_kb, (unsigned long long) dirtied_kb,
+            (unsigned long long) written_kb, (unsigned long long) bw_kbps);
+}
+
+static void put_wb_block(FILE *f, unsigned ino, unsigned bw_kbps) {
+        fprintf(f,
+                "WbCgIno:                 %4u\n"
+                "WbWriteback:               24 kB\n"
+                "WbReclaimable:            184 kB\n"
+                "WbDirtyThresh:        4881124 kB\n"
+                "WbDirtied:             540128 kB\n"
+                "WbWritten:             444264 kB\n"
+                "WbWriteBandwidth:     %6u kBps\n"
+                "b_dirty:                   32\n"
+                "b_io:                       0\n"
+                "b_more_io:                  0\n"
+                "b_dirty_time:               0\n"
+                "state:                      5\n\n",
+                ino, bw_kbps);
+}
+
+/* wb_stats with one block per (ino, bw) pair. */
+static void put_wb_stats(const char *bdi, size_t n, const unsigned *ino, const unsigned *bw_kbps) {
+        char path[4096];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/sys/kernel/debug/bdi/%s/wb_stats", root, bdi);
+        mkdir_parents(path);
+        f = fopen(path, "we");
+        if (!f)
+                exit(EXIT_FAILURE);
+        for (size_t i = 0; i < n; i++)
+                put_wb_block(f, ino[i], bw_kbps[i]);
+        fclose(f);
+}
+
+static void put_blockstat(const char *devdir, uint64_t sectors_written) {
+        char rel[512];
+
+        snprintf(rel, sizeof(rel), "%s/stat", devdir);
+        put(rel, "   28448     6158  1918698     5450    14793     6141 %8llu     3287        0     5476     9144     5488       62   163168      318     2347       88\n",
+            (unsigned long long) sectors_written);
+}
+
+#define SDA_DEV "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda"
+#define SDB_DEV "devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb"
+#define VDA_DEV "devices/pci0000:00/0000:00:02.0/virtio1/block/vda"
+#define SDA "sys/" SDA_DEV
+#define SDB "sys/" SDB_DEV
+#define VDA "sys/" VDA_DEV
+#define LOOP2 "sys/devices/virtual/block/loop2"
+#define LOOP3 "sys/devices/virtual/block/loop3"
+#define LOOP10 "sys/dev/block/7:10"
+
+static void build_tree(void) {
+        put("proc/vmstat",
+            "nr_free_pages 5000000\n"
+            "nr_dirty 100\n"
+            "nr_writeback 20\n"
+            "nr_writeback_temp 7\n"
+            "nr_dirty_threshold 5000\n"
+            "nr_dirty_background_threshold 2500\n"
+            "nr_dirtied 1000\n"
+            "nr_written 900\n");
+        put("proc/meminfo",
+            "MemTotal:       16000000 kB\n"
+            "MemFree:         9000000 kB\n"
+            "MemAvailable:    8000000 kB\n"
+            "Dirty:               400 kB\n");
+        put("proc/sys/vm/dirty_bytes", "0\n");
+        put("proc/sys/vm/dirty_background_bytes", "0\n");
+        put("proc/sys/vm/dirty_ratio", "20\n");
+        put("proc/sys/vm/dirty_background_ratio", "10\n");
+        put("proc/sys/vm/dirty_writeback_centisecs", "500\n");
+        put("proc/sys/vm/dirty_expire_centisecs", "3000\n");
+        put("proc/self/mountinfo",
+            "27 1 8:1 / /boot rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+            "28 1 8:2 / /data\\040dir rw - ext4 /dev/sda2 rw\n"
+            "29 1 0:52 / /mnt/nfs rw shared:5 master:2 - nfs4 srv:/export rw,vers=4.2\n"
+            "30 1 0:60 / /mnt/fuse rw - fuse.sshfs user@host:/x rw\n"
+            "31 1 0:70 / /mnt/btr rw - btrfs /dev/sdb1 rw\n"
+            "32 1 0:71 /sub /mnt/btr2 rw - btrfs /dev/sdb1 rw\n"
+            "33 1 7:2 / /mnt/loop rw - ext4 /dev/loop2 rw\n"
+            "bogus line\n"
+            "34 1 254:0 / / rw - ext4 /dev/vda rw\n");
+
+        /* Block devices, as sysfs lays them out. */
+        put(SDA "/queue/rotational", "1\n");
+        put(SDA "/removable", "0\n");
+        put(SDA "/device/model", "QEMU HARDDISK   \n");
+        put(SDA "/sda1/partition", "1\n");
+        put(SDA "/sda2/partition", "2\n");
+        put_blockstat(SDA, 10000);
+        link_to("sys/dev/block/8:0", "../../" SDA_DEV);
+        link_to("sys/dev/block/8:1", "../../" SDA_DEV "/sda1");
+        link_to("sys/dev/block/8:2", "../../" SDA_DEV "/sda2");
+
+        put(SDB "/queue/rotational", "0\n");
+        put(SDB "/removable", "1\n");
+        put(SDB "/device/model", "Flash Disk\n");
+        put(SDB "/sdb1/partition", "1\n");
+        put(SDB "/sdb1/dev", "8:17\n");
+        link_to("sys/dev/block/8:16", "../../" SDB_DEV);
+        link_to("sys/dev/block/8:17", "../../" SDB_DEV "/sdb1");
+        link_to("sys/class/block/sdb1", "../../" SDB_DEV "/sdb1");
+
+        put(LOOP2 "/queue/rotational", "0\n");
+        put(LOOP2 "/removable", "0\n");
+        link_to("sys/dev/block/7:2", "../../devices/virtual/block/loop2");
+        /* A plain directory, not a link: the name comes from uevent. */
+        put(LOOP10 "/uevent", "MAJOR=7\nMINOR=10\nDEVNAME=loop10\nDEVTYPE=disk\n");
+        put_blockstat(LOOP10, 2000);
+
+        put(VDA "/queue/rotational", "1\n");
+        put(VDA "/removable", "0\n");
+        link_to("sys/dev/block/254:0", "../../" VDA_DEV);
+
+        link_to("sys/fs/btrfs/0b5e5a5c-1111-2222-3333-444455556666/bdi", "../../../devices/virtual/bdi/btrfs-1");
+        put("sys/fs/btrfs/0b5e5a5c-1111-2222-3333-444455556666/devices/sdb1/size", "1000\n");
+        put("sys/fs/btrfs/features/raid1c34", "0\n");
+
+        /* BDIs. */
+        put_knobs("8:0", true);
+        put_stats("8:0", 8, 100, 5000, 4000, 1000);
+        put_wb_stats("8:0", 1, (unsigned[]) { 1 }, (unsigned[]) { 2048 });
+
+        put_knobs("8:16", true);
+        put_stats("8:16", 0, 0, 900000, 800000, 0);
+        put_wb_stats("8:16", 1, (unsigned[]) { 1 }, (unsigned[]) { 5000 });
+
+        put_knobs("7:2", false);
+        put("sys/kernel/debug/bdi/7:2/stats", "BdiWriteback:       4 kB\nBdiRecla");
+
+        put_knobs("7:10", true);
+        put_stats("7:10", 0, 40, 100, 50, 0);
+        put_wb_stats("7:10", 2, (unsigned[]) { 77, 1 }, (unsigned[]) { 111, 222 });
+
+        put_knobs("0:52", true);
+        put_stats("0:52", 0, 0, 0, 0, 0);
+        put_wb_stats("0:52", 2, (unsigned[]) { 1234, 5678 }, (unsigned[]) { 300, 400 });
+
+        put_knobs("0:60", true);
+        put("sys/kernel/debug/bdi/0:60/stats",
+            "BdiWriteback: 0 kB\nBdiReclaimable: 0 kB\nBdiDirtied: 1 kB\nBdiWritten: 1 kB\nBdiWriteBandwidth: 10 kBps\n");
+
+        put_knobs("btrfs-1", true);
+        put_stats("btrfs-1", 4, 4, 10, 10, 100);
+        put_wb_stats("btrfs-1", 1, (unsigned[]) { 1 }, (unsigned[]) { 100 });
+
+        put_knobs("254:0", true);
+        put_stats("254:0", UINT64_MAX, 5, UINT64_MAX, 1, UINT64_MAX);
+
+        /* Listed, but gone before we read it (sysfs entries are links to devices/virtual/bdi). */
+        link_to("sys/class/bdi/7:9", "../../devices/virtual/bdi/7:9");
+}
+
+static const bdi_device *dev(const sample *s, const char *bdi) {
+        for (size_t i = 0; i < s->n_devices; i++)
+                if (strcmp(s->devices[i].bdi, bdi) == 0)
+                        return &s->devices[i];
+        return NULL;
+}
+
+#define DEV(s, bdi) ({ const bdi_device *_d = dev(s, bdi); CHECK(_d != NULL); if (!_d) { printf("Bail out!\n"); exit(EXIT_FAILURE); } _d; })
+
+static void test_mount_table(void) {
+        mount_table t = {};
+
+        CHECK(mount_table_read(root, &t) == 0);
+        CHECK_EQ_U64(t.n_entries, 8);
+        CHECK_STREQ(t.entries[1].mount_point, "/data dir");
+        CHECK_EQ_U64(t.entries[1].major, 8);
+        CHECK_EQ_U64(t.entries[1].minor, 2);
+        CHECK_STREQ(t.entries[2].fstype, "nfs4");
+        CHECK_STREQ(t.entries[2].source, "srv:/export");
+        CHECK_STREQ(t.entries[7].mount_point, "/");
+        mount_table_done(&t);
+        CHECK(t.entries == NULL && t.n_entries == 0);
+
+        CHECK(mount_table_read("/nonexistent-root", &t) == -ENOENT);
+}
+
+static void test_first_sample(observe_ctx *ctx, sample *s) {
+        static const char *const order[] = { "0:52", "0:60", "7:2", "7:10", "8:0", "8:16", "254:0", "btrfs-1" };
+        const bdi_device *d;
+        char buf[128];
+
+        CHECK(observe_sample_at(ctx, 1000000, s) == 0);
+        CHECK_EQ_U64(s->time_usec, 1000000);
+        CHECK(s->debugfs);
+
+        /* global */
+        CHECK_EQ_U64(s->global.dirty_bytes, 100 * page_size);
+        CHECK_EQ_U64(s->global.writeback_bytes, 20 * page_size);
+        CHECK_EQ_U64(s->global.dirty_thresh_bytes, 5000 * page_size);
+        CHECK_EQ_U64(s->global.background_thresh_bytes, 2500 * page_size);
+        CHECK_EQ_U64(s->global.dirtied_total_bytes, 1000 * page_size);
+        CHECK_EQ_U64(s->global.written_total_bytes, 900 * page_size);
+        CHECK_EQ_U64(s->global.mem_total_bytes, 16000000ULL * 1024);
+        CHECK_EQ_U64(s->global.mem_available_bytes, 8000000ULL * 1024);
+        CHECK_EQ_U64(s->global.dirty_rate_bytes_per_s, 0);
+        CHECK_EQ_U64(s->global.knobs.dirty_bytes, 0);
+        CHECK_EQ_U64(s->global.knobs.dirty_ratio, 20);
+        CHECK_EQ_U64(s->global.knobs.dirty_background_ratio, 10);
+        CHECK_EQ_U64(s->global.knobs.dirty_writeback_centisecs, 500);
+        CHECK_EQ_U64(s->global.knobs.dirty_expire_centisecs, 3000);
+
+        /* natural order; the dangling 7:9 is dropped */
+        CHECK_EQ_U64(s->n_devices, ELEMENTSOF(order));
+        for (size_t i = 0; i < ELEMENTSOF(order) && i < s->n_devices; i++)
+                CHECK_STREQ(s->devices[i].bdi, order[i]);
+
+        /* whole disk with partitions mounted */
+        d = DEV(s, "8:0");
+        CHECK_STREQ(d->name, "sda");
+        CHECK(d->has_devnum && d->major == 8 && d->minor == 0);
+        CHECK_EQ_U64(d->n_mounts, 2);
+        CHECK_STREQ(d->mounts[0], "/boot");
+        CHECK_STREQ(d->mounts[1], "/data dir");
+        CHECK(d->mounts[2] == NULL);
+        CHECK_STREQ(d->fstype, "ext4");
+        CHECK_STREQ(d->model, "QEMU HARDDISK");
+        CHECK_EQ_U64(d->traits, BDI_TRAIT_ROTATIONAL);
+        CHECK_EQ_U64(d->knobs.have, 0x7f);
+        CHECK_EQ_U64(d->knobs.max_ratio, 100);
+        CHECK_EQ_U64(d->knobs.max_ratio_fine, 1000000);
+        CHECK_EQ_U64(d->knobs.max_bytes, 4997709824ULL);
+        CHECK_EQ_U64(d->knobs.strict_limit, 1);
+        CHECK(d->source == STATS_SOURCE_DEBUGFS);
+        CHECK_EQ_U64(d->writeback_bytes, 8 * 1024);
+        CHECK_EQ_U64(d->dirty_bytes, 100 * 1024);
+        CHECK_EQ_U64(d->thresh_bytes, 4881124ULL * 1024);
+        CHECK_EQ_U64(d->dirtied_total_bytes, 5000 * 1024);
+        CHECK_EQ_U64(d->written_total_bytes, 4000 * 1024);
+        CHECK_EQ_U64(d->kernel_bw_bytes_per_s, 1000 * 1024);
+        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 2048 * 1024);
+        CHECK_EQ_U64(d->backlog_bytes, 108 * 1024);
+        CHECK(d->backlog_s > 108.0 / 2048 - 1e-9 && d->backlog_s < 108.0 / 2048 + 1e-9);
+        CHECK(!d->seen_before);
+        CHECK_EQ_U64(d->write_bw_bytes_per_s, 0);
+
+        /* usb stick, its partition holds btrfs (mounted through btrfs-1, not here) */
+        d = DEV(s, "8:16");
+        CHECK_STREQ(d->name, "sdb");
+        CHECK_EQ_U64(d->traits, BDI_TRAIT_REMOVABLE | BDI_TRAIT_USB);
+        CHECK_STREQ(traits_to_string(d->traits, buf, sizeof(buf)), "removable,usb");
+        CHECK_STREQ(d->model, "Flash Disk");
+        CHECK_EQ_U64(d->n_mounts, 0);
+        CHECK(d->mounts && d->mounts[0] == NULL);
+        CHECK_STREQ(d->fstype, "");
+
+        d = DEV(s, "btrfs-1");
+        CHECK_STREQ(d->name, "sdb1");
+        CHECK(d->has_devnum && d->major == 8 && d->minor == 17);
+        CHECK_STREQ(d->fstype, "btrfs");
+        CHECK_EQ_U64(d->n_mounts, 2);
+        CHECK_STREQ(d->mounts[0], "/mnt/btr");
+        CHECK_STREQ(d->mounts[1], "/mnt/btr2");
+        CHECK_EQ_U64(d->traits, BDI_TRAIT_REMOVABLE | BDI_TRAIT_USB);
+        CHECK_STREQ(d->model, "Flash Disk");
+        CHECK(d->source == STATS_SOURCE_DEBUGFS);
+        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 100 * 1024);
+
+        /* nfs: named by fstype + source; no root wb block: first block's bandwidth */
+        d = DEV(s, "0:52");
+        CHECK_STREQ(d->name, "nfs4 srv:/export");
+        CHECK_EQ_U64(d->traits, BDI_TRAIT_NFS);
+        CHECK_EQ_U64(d->n_mounts, 1);
+        CHECK_STREQ(d->mounts[0], "/mnt/nfs");
+        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 300 * 1024);
+        CHECK_EQ_U64(d->backlog_s * 1000, 0);
+
+        /* fuse, stats missing BdiDirtyThresh: no figures */
+        d = DEV(s, "0:60");
+        CHECK_STREQ(d->name, "fuse.sshfs user@host:/x");
+        CHECK_EQ_U64(d->traits, BDI_TRAIT_FUSE);
+        CHECK(d->source == STATS_SOURCE_NONE);
+        CHECK_EQ_U64(d->written_total_bytes, 0);
+        CHECK_EQ_U64(d->kernel_bw_bytes_per_s, 0);
+
+        /* old kernel knobs, truncated stats */
+        d = DEV(s, "7:2");
+        CHECK_STREQ(d->name, "loop2");
+        CHECK_EQ_U64(d->knobs.have, BDI_HAVE_MIN_RATIO | BDI_HAVE_MAX_RATIO);
+        CHECK(d->source == STATS_SOURCE_NONE);
+        CHECK_EQ_U64(d->writeback_bytes, 0);
+        CHECK_EQ_U64(d->n_mounts, 1);
+        CHECK_STREQ(d->mounts[0], "/mnt/loop");
+        CHECK_EQ_U64(d->traits, 0);
+
+        /* root cgroup's wb is not the first block */
+        d = DEV(s, "7:10");
+        CHECK_STREQ(d->name, "loop10");
+        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 222 * 1024);
+        CHECK(d->backlog_s > 40.0 / 222 - 1e-9 && d->backlog_s < 40.0 / 222 + 1e-9);
+
+        /* 64-bit edges saturate */
+        d = DEV(s, "254:0");
+        CHECK_STREQ(d->name, "vda");
+        CHECK_STREQ(d->mounts[0], "/");
+        CHECK_EQ_U64(d->writeback_bytes, UINT64_MAX);
+        CHECK_EQ_U64(d->dirtied_total_bytes, UINT64_MAX);
+        CHECK_EQ_U64(d->kernel_bw_bytes_per_s, UINT64_MAX);
+        CHECK_EQ_U64(d->backlog_bytes, UINT64_MAX);
+        CHECK_EQ_U64(d->dirty_bytes, 5 * 1024);
+        CHECK(d->backlog_s > 0.999 && d->backlog_s < 1.001);
+        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 0);
+}
+
+static void test_second_sample(observe_ctx *ctx, sample *s) {
+        const bdi_device *d;
+
+        put("proc/vmstat",
+            "nr_dirty 100\nnr_writeback 20\nnr_dirty_threshold 5000\nnr_dirty_background_threshold 2500\n"
+            "nr_dirtied 1500\nnr_written 1100\n");
+        put_stats("8:0", 8, 100, 7000, 8000, 1000);
+        rm_rf("sys/class/bdi/8:0/max_bytes");
+        put_stats("8:16", 0, 0, 900000, 100, 0);                /* replaced: counters restart */
+        rm_rf("sys/kernel/debug/bdi/7:10");                      /* debugfs dir gone, sysfs stays */
+        rm_rf("sys/class/bdi/0:60");                              /* unplugged */
+        rm_rf("sys/kernel/debug/bdi/0:60");
+        rm_rf("sys/kernel/debug/bdi/btrfs-1/wb_stats");
+        put_knobs("7:3", true);                                   /* plugged in */
+        put_stats("7:3", 0, 12, 34, 56, 0);
+        put(LOOP3 "/queue/rotational", "0\n");
+        link_to("sys/dev/block/7:3", "../../devices/virtual/block/loop3");
+        put_stats("254:0", 0, 5, 10, 1, 0);                       /* dirtied went backwards */
+
+        CHECK(observe_sample_at(ctx, 3000000, s) == 0);
+        CHECK_EQ_U64(s->n_devices, 8);
+        CHECK(dev(s, "0:60") == NULL);
+        CHECK_STREQ(s->devices[1].bdi, "7:2");
+        CHECK_STREQ(s->devices[2].bdi, "7:3");
+        CHECK_STREQ(s->devices[3].bdi, "7:10");
+
+        CHECK_EQ_U64(s->global.dirty_rate_bytes_per_s, 500 * page_size / 2);
+        CHECK_EQ_U64(s->global.write_rate_bytes_per_s, 200 * page_size / 2);
+
+        d = DEV(s, "8:0");
+        CHECK(d->seen_before);
+        CHECK_EQ_U64(d->write_bw_bytes_per_s, 4000 * 1024 / 2);
+        CHECK_EQ_U64(d->dirty_rate_bytes_per_s, 2000 * 1024 / 2);
+        CHECK_EQ_U64(d->knobs.have, 0x7f & ~BDI_HAVE_MAX_BYTES);
+        CHECK_EQ_U64(d->knobs.max_bytes, 0);
+
+        d = DEV(s, "8:16");
+        CHECK(!d->seen_before);
+        CHECK_EQ_U64(d->write_bw_bytes_per_s, 0);
+        CHECK_EQ_U64(d->dirty_rate_bytes_per_s, 0);
+
+        d = DEV(s, "7:10");
+        CHECK(d->source == STATS_SOURCE_BLOCKSTAT);
+        CHECK_EQ_U64(d->written_total_bytes, 2000 * 512);
+        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 0);
+        CHECK(!d->seen_before);
+
+        d = DEV(s, "7:3");
+        CHECK_STREQ(d->name, "loop3");
+        CHECK(!d->seen_before);
+        CHECK_EQ_U64(d->dirtied_total_bytes, 34 * 1024);
+
+        d = DEV(s, "btrfs-1");
+        CHECK(d->source == STATS_SOURCE_DEBUGFS);
+        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 0);
+        CHECK(d->seen_before);
+        CHECK_EQ_U64(d->write_bw_bytes_per_s, 0);
+
+        d = DEV(s, "254:0");
+        CHECK(!d->seen_before);
+        CHECK_EQ_U64(d->dirty_rate_bytes_per_s, 0);
+}
+
+/* debugfs gone altogether (fake root: never mounted): block stat sector counts. */
+static void test_blockstat_fallback(observe_ctx *ctx, sample *s) {
+        const bdi_device *d;
+
+        rm_rf("sys/kernel/debug");
+        CHECK(observe_sample_at(ctx, 4000000, s) == 0);
+        CHECK(!s->debugfs);
+        d = DEV(s, "8:0");
+        CHECK(d->source == STATS_SOURCE_BLOCKSTAT);
+        CHECK_EQ_U64(d->written_total_bytes, 10000 * 512);
+        CHECK_EQ_U64(d->dirty_bytes, 0);
+        CHECK(!d->seen_before);
+        d = DEV(s, "0:52");
+        CHECK(d->source == STATS_SOURCE_NONE);
+        d = DEV(s, "7:2");
+        CHECK(d->source == STATS_SOURCE_NONE);          /* no stat file */
+        sample_done(s);
+
+        put_blockstat(SDA, 10000 + 4096);
+        CHECK(observe_sample_at(ctx, 6000000, s) == 0);
+        d = DEV(s, "8:0");
+        CHECK(d->seen_before);
+        CHECK_EQ_U64(d->write_bw_bytes_per_s, 4096 * 512 / 2);
+        CHECK(d->backlog_s == 0.0);
+}
+
+static void test_find_copy(const sample *s) {
+        sample c = {};
+
+        CHECK(sample_find_device(s, "8:0") == dev(s, "8:0"));
+        CHECK(sample_find_device(s, "sda") == dev(s, "8:0"));
+        CHECK(sample_find_device(s, "/boot") == dev(s, "8:0"));
+        CHECK(sample_find_device(s, "/data dir") == dev(s, "8:0"));
+        CHECK(sample_find_device(s, "8:17") == dev(s, "btrfs-1"));
+        CHECK(sample_find_device(s, "sdb1") == dev(s, "btrfs-1"));
+        CHECK(sample_find_device(s, "/mnt/btr2") == dev(s, "btrfs-1"));
+        CHECK(sample_find_device(s, "nfs4 srv:/export") == dev(s, "0:52"));
+        CHECK(sample_find_device(s, "nope") == NULL);
+        CHECK(sample_find_device(s, "/mnt") == NULL);
+
+        CHECK(sample_copy(&c, s) == 0);
+        CHECK_EQ_U64(c.n_devices, s->n_devices);
+        CHECK(c.devices != s->devices);
+        const bdi_device *a = sample_find_device(&c, "sda"), *b = sample_find_device(s, "sda");
+        CHECK(a && b && a->mounts != b->mounts && a->mounts[0] != b->mounts[0]);
+        CHECK_STREQ(a->mounts[1], "/data dir");
+        CHECK(a->mounts[2] == NULL);
+        CHECK_EQ_U64(a->written_total_bytes, b->written_total_bytes);
+        sample_done(&c);
+        CHECK(c.devices == NULL && c.n_devices == 0 && c.time_usec == 0);
+}
+
+static void test_report(const sample *s) {
+        json_object *o, *v, *k, *g;
+
+        o = report_device(dev(s, "8:0"));
+        CHECK(json_object_object_get_ex(o, "name", &v) && strcmp(json_object_get_string(v), "sda") == 0);
+        CHECK(json_object_object_get_ex(o, "source", &v) && strcmp(json_object_get_string(v), "debugfs") == 0);
+        CHECK(json_object_object_get_ex(o, "knobs", &k) && json_object_object_length(k) == 7);
+        CHECK(json_object_object_get_ex(k, "max_bytes", &v) && json_object_get_uint64(v) == 4997709824ULL);
+        CHECK(json_object_object_get_ex(o, "mounts", &v) && json_object_array_length(v) == 2);
+        CHECK(json_object_object_get_ex(o, "backlog_s", &v) && json_object_is_type(v, json_type_double));
+        CHECK(json_object_object_get_ex(o, "wb_bw_bytes_per_s", &v) && json_object_get_uint64(v) == 2048 * 1024);
+        CHECK(json_object_object_get_ex(o, "traits", &v) && json_object_array_length(v) == 1 &&
+              strcmp(json_object_get_string(json_object_array_get_idx(v, 0)), "rotational") == 0);
+        json_object_put(o);
+
+        o = report_device(dev(s, "7:2"));
+        CHECK(json_object_object_get_ex(o, "knobs", &k) && json_object_object_length(k) == 2);
+        CHECK(!json_object_object_get_ex(k, "strict_limit", NULL));
+        CHECK(json_object_object_get_ex(o, "source", &v) && strcmp(json_object_get_string(v), "none") == 0);
+        json_object_put(o);
+
+        o = report_device(dev(s, "254:0"));
+        CHECK(json_object_object_get_ex(o, "writeback_bytes", &v) && json_object_get_uint64(v) == UINT64_MAX);
+        json_object_put(o);
+
+        o = report_device(dev(s, "8:16"));
+        CHECK(json_object_object_get_ex(o, "traits", &v) && json_object_array_length(v) == 2 &&
+              strcmp(json_object_get_string(json_object_array_get_idx(v, 1)), "usb") == 0);
+        json_object_put(o);
+
+        g = report_global(&s->global);
+        CHECK(json_object_object_get_ex(g, "knobs", &k) && json_object_object_get_ex(k, "dirty_ratio", &v) &&
+              json_object_get_uint64(v) == 20);
+        CHECK(json_object_object_get_ex(g, "mem_total_bytes", &v) && json_object_get_uint64(v) == 16000000ULL * 1024);
+        json_object_put(g);
+
+        o = report_devices(s);
+        CHECK(json_object_array_length(o) == s->n_devices);
+        json_object_put(o);
+
+        o = report_sample(s);
+        CHECK(json_object_object_get_ex(o, "devices", &v) && json_object_array_length(v) == s->n_devices);
+        CHECK(json_object_object_get_ex(o, "global", &v));
+        json_object_put(o);
+}
+
+static void test_global_errors(void) {
+        observe_ctx *ctx = NULL;
+        sample s = {};
+
+        /* Missing vmstat fields read as 0, they do not fail the sample. */
+        put("proc/vmstat", "nr_dirty 3\nnr_dirtied garbage\n");
+        CHECK(observe_new(root, false, &ctx) == 0);
+        CHECK(observe_sample_at(ctx, 1, &s) == 0);
+        CHECK_EQ_U64(s.global.dirty_bytes, 3 * page_size);
+        CHECK_EQ_U64(s.global.dirtied_total_bytes, 0);           /* malformed field reads as 0 */
+        sample_done(&s);
+        put("proc/vmstat", "nr_dirty 3\n");
+        CHECK(observe_sample_at(ctx, 2, &s) == 0);
+        CHECK_EQ_U64(s.global.dirty_bytes, 3 * page_size);
+        CHECK_EQ_U64(s.global.written_total_bytes, 0);
+        sample_done(&s);
+
+        rm_rf("proc/sys/vm/dirty_expire_centisecs");
+        CHECK(observe_sample_at(ctx, 3, &s) == -ENOENT);
+        rm_rf("proc/vmstat");
+        CHECK(observe_sample_at(ctx, 4, &s) == -ENOENT);
+        CHECK(s.devices == NULL);
+        observe_free(ctx);
+}
+
+static void test_strings(void) {
+        char buf[8];
+
+        CHECK_STREQ(stats_source_to_string(STATS_SOURCE_BLOCKSTAT), "blockstat");
+        CHECK_STREQ(trait_to_string(BDI_TRAIT_FUSE), "fuse");
+        CHECK(trait_to_string(3) == NULL);
+        CHECK(trait_from_string("usb") == BDI_TRAIT_USB);
+        CHECK(trait_from_string("ssd") == -EINVAL);
+        CHECK_STREQ(traits_to_string(0, buf, sizeof(buf)), "");
+        CHECK_STREQ(traits_to_string(BDI_TRAIT_USB | BDI_TRAIT_NFS, buf, sizeof(buf)), "usb,nfs");
+        /* names that do not fit are left out whole */
+        CHECK_STREQ(traits_to_string(BDI_TRAIT_USB | BDI_TRAIT_FUSE, buf, sizeof(buf)), "usb");
+        CHECK_STREQ(traits_to_string(BDI_TRAIT_ROTATIONAL, buf, sizeof(buf)), "");
+}
+
+/* WBTUNED_TEST_LIVE=1: print what the live system looks like (not a test). */
+static void show_live(void) {
+        observe_ctx *ctx = NULL;
+        sample s = {};
+        char traits[64], b1[32], b2[32];
+
+        if (observe_new(NULL, false, &ctx) < 0 || observe_sample(ctx, &s) < 0)
+                return;
+        sample_done(&s);
+        usleep(200000);
+        if (observe_sample(ctx, &s) < 0)
+                return;
+        printf("# live: debugfs=%d devices=%zu dirty=%s\n", s.debugfs, s.n_devices,
+               format_bytes(b1, sizeof(b1), s.global.dirty_bytes));
+        for (size_t i = 0; i < s.n_devices; i++) {
+                const bdi_device *d = &s.devices[i];
+
+                printf("# %-8s %-24s fs=%-6s mounts=%zu%s%s model='%s' traits=%s src=%s wb_bw=%s/s backlog=%s %.3fs have=%#x\n",
+                       d->bdi, d->name, d->fstype, d->n_mounts, d->n_mounts ? " first=" : "",
+                       d->n_mounts ? d->mounts[0] : "", d->model,
+                       traits_to_string(d->traits, traits, sizeof(traits)), stats_source_to_string(d->source),
+                       format_bytes(b1, sizeof(b1), d->wb_bw_bytes_per_s),
+                       format_bytes(b2, sizeof(b2), d->backlog_bytes), d->backlog_s, d->knobs.have);
+        }
+        sample_done(&s);
+        observe_free(ctx);
+}
+
+int main(void) {
+        observe_ctx *ctx = NULL;
+        sample s = {};
+
+        page_size = (uint64_t) sysconf(_SC_PAGESIZE);
+        if (getenv("WBTUNED_TEST_LIVE"))
+                show_live();
+
+        if (!mkdtemp(root)) {
+                perror("mkdtemp");
+                return EXIT_FAILURE;
+        }
+        build_tree();
+
+        test_strings();
+        test_mount_table();
+
+        CHECK(observe_new(root, true, &ctx) == 0);
+        test_first_sample(ctx, &s);
+        test_find_copy(&s);
+        test_report(&s);
+        sample_done(&s);
+        CHECK(s.devices == NULL && s.n_devices == 0);
+
+        test_second_sample(ctx, &s);
+        sample_done(&s);
+        test_blockstat_fallback(ctx, &s);
+        sample_done(&s);
+        observe_free(ctx);
+
+        test_global_errors();
+
+        if (!getenv("WBTUNED_TEST_KEEP"))
+                rm_rf("");
+        else
+                printf("# fake tree kept in %s\n", root);
+        TEST_EXIT();
+}
