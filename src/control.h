@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <json-c/json.h>
 #include <systemd/sd-event.h>
 
@@ -28,6 +29,18 @@ int control_server_new(sd_event *event, const char *path, const control_verb *ve
 /* Close every connection and unlink the socket. */
 control_server *control_server_free(control_server *s);
 
+/* Tuning for tests: queued reply bytes before an unread client is dropped (default 4 MiB) and
+ * how long a client may make no progress before it is closed (default 30 s); 0 keeps a value. */
+void control_server_set_limits(control_server *s, size_t output_max_bytes, uint64_t idle_timeout_usec);
+unsigned control_server_n_clients(const control_server *s);
+
 /* Client side, used by wbtunectl and the tests: connect, send one request, read one reply.
  * -ENOENT/-ECONNREFUSED when no daemon listens. */
 int control_call(const char *path, json_object *request, json_object **reply, int timeout_ms);
+
+/* Strict JSON parse of exactly s[0..len) (trailing blanks allowed). 0, -EINVAL or -ENOMEM. */
+int control_parse_json(const char *s, size_t len, json_object **ret);
+/* {"ok":false,"error":message,"errno":"EXXX"}; message NULL = strerror(error). error may be +/-. */
+json_object *control_reply_error(int error, const char *message);
+/* "EPERM" -> EPERM (positive); 0 if unknown. */
+int control_errno_from_name(const char *name);

@@ -1,0 +1,780 @@
+/* Control socket: accepts clients, reads JSON request lines, dispatches verbs, queues replies. */
+#include <assert.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+
+#include "control.h"
+#include "log.h"
+#include "util.h"
+
+#define CONTROL_OUTPUT_MAX_DEFAULT (4u * 1024 * 1024)         /* queued reply bytes before a client is dropped */
+#define CONTROL_OUTPUT_PAUSE (256u * 1024)                    /* stop reading requests above this backlog */
+#define CONTROL_IDLE_TIMEOUT_USEC_DEFAULT (30ULL * 1000000)  /* no progress for this long: close */
+#define CONTROL_REPLY_MAX (64u * 1024 * 1024)                 /* client side: longest reply we accept */
+
+typedef struct control_client control_client;
+
+struct control_client {
+        control_server *server;
+        control_client *prev, *next;
+        int fd;
+        uid_t uid;
+        pid_t pid;
+        sd_event_source *io_source;
+        sd_event_source *idle_source;
+
+        char *in;             /* CONTROL_LINE_MAX + 1 bytes: one line and its newline */
+        size_t in_len;
+
+        char *out;            /* queued reply bytes, out[out_start..out_len) unsent */
+        size_t out_start, out_len, out_allocated;
+
+        bool read_closed;     /* EOF seen or we stopped listening (after E2BIG) */
+        bool close_when_flushed;
+};
+
+struct control_server {
+        sd_event *event;
+        char *path;
+        int fd;
+        dev_t dev;            /* of the socket inode we created, so free only unlinks our own */
+        ino_t ino;
+        sd_event_source *listen_source;
+        const control_verb *verbs;
+        size_t n_verbs;
+        void *userdata;
+        control_client *clients;
+        unsigned n_clients;
+        size_t output_max_bytes;
+        uint64_t idle_timeout_usec;
+};
+
+static const char *errno_name(int error, char *buf, size_t size) {
+        const char *name = strerrorname_np(abs(error));
+        if (name)
+                return name;
+        snprintf(buf, size, "E%d", abs(error));
+        return buf;
+}
+
+int control_parse_json(const char *s, size_t len, json_object **ret) {
+        if (memchr(s, '\0', len))
+                return -EINVAL;
+
+        /* The tokener wants the terminating NUL counted so a bare number at the end parses. */
+        _cleanup_free_ char *copy = strndup(s, len);
+        if (!copy)
+                return -ENOMEM;
+
+        struct json_tokener *tok = json_tokener_new();
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+
+        json_object *o = json_tokener_parse_ex(tok, copy, (int) len + 1);
+        bool ok = json_tokener_get_error(tok) == json_tokener_success;
+        size_t end = json_tokener_get_parse_end(tok);
+        json_tokener_free(tok);
+        if (!ok) {
+                json_object_put(o);
+                return -EINVAL;
+        }
+        /* Allow trailing blanks, nothing else (end may count the NUL itself). */
+        for (; end < len; end++)
+                if (!strchr(" \t\r", copy[end])) {
+                        json_object_put(o);
+                        return -EINVAL;
+                }
+
+        *ret = o;
+        return 0;
+}
+
+json_object *control_reply_error(int error, const char *message) {
+        char buf[16];
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "ok", json_object_new_boolean(false));
+        json_object_object_add(o, "error", json_object_new_string(message ? message : strerror(abs(error))));
+        json_object_object_add(o, "errno", json_object_new_string(errno_name(error, buf, sizeof buf)));
+        return o;
+}
+
+int control_errno_from_name(const char *name) {
+        if (!name)
+                return 0;
+        for (int e = 1; e < 256; e++) {
+                const char *n = strerrorname_np(e);
+                if (n && strcmp(n, name) == 0)
+                        return e;
+        }
+        return 0;
+}
+
+static control_client *client_free(control_client *c) {
+        if (!c)
+                return NULL;
+
+        control_server *s = c->server;
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                s->clients = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        assert(s->n_clients > 0);
+        s->n_clients--;
+
+        sd_event_source_disable_unref(c->io_source);
+        sd_event_source_disable_unref(c->idle_source);
+        if (c->fd >= 0)
+                close(c->fd);
+        free(c->in);
+        free(c->out);
+        free(c);
+        return NULL;
+}
+
+/* Push the idle deadline forward: called whenever the client makes progress. */
+static int client_touch(control_client *c) {
+        uint64_t now;
+        int r;
+
+        r = sd_event_now(c->server->event, CLOCK_MONOTONIC, &now);
+        if (r < 0)
+                return r;
+        r = sd_event_source_set_time(c->idle_source, now + c->server->idle_timeout_usec);
+        if (r < 0)
+                return r;
+        return sd_event_source_set_enabled(c->idle_source, SD_EVENT_ONESHOT);
+}
+
+/* Decide which events we wait for: write while output is queued; read while we accept requests
+ * and the client is not sitting on a large unread backlog. */
+static int client_update_events(control_client *c) {
+        uint32_t events = 0;
+        size_t queued = c->out_len - c->out_start;
+
+        if (!c->read_closed && !c->close_when_flushed && queued < CONTROL_OUTPUT_PAUSE)
+                events |= EPOLLIN;
+        if (queued > 0)
+                events |= EPOLLOUT;
+        if (events == 0)
+                return sd_event_source_set_enabled(c->io_source, SD_EVENT_OFF);
+
+        int r = sd_event_source_set_io_events(c->io_source, events);
+        if (r < 0)
+                return r;
+        return sd_event_source_set_enabled(c->io_source, SD_EVENT_ON);
+}
+
+/* Write as much queued output as the socket takes. 0, or -errno when the client is gone. */
+static int client_flush(control_client *c) {
+        while (c->out_start < c->out_len) {
+                ssize_t n = send(c->fd, c->out + c->out_start, c->out_len - c->out_start,
+                                 MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                break;
+                        return -errno;
+                }
+                c->out_start += (size_t) n;
+                (void) client_touch(c);
+        }
+        if (c->out_start == c->out_len)
+                c->out_start = c->out_len = 0;
+        return 0;
+}
+
+/* Queue one reply line. -ENOBUFS when the client's unread output would exceed the cap. */
+static int client_queue(control_client *c, json_object *reply) {
+        size_t len;
+        const char *text = json_object_to_json_string_length(reply,
+                                                             JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+                                                             &len);
+        if (!text)
+                return -ENOMEM;
+
+        if (c->out_len - c->out_start + len + 1 > c->server->output_max_bytes)
+                return -ENOBUFS;
+
+        if (c->out_start > 0 && c->out_len + len + 1 > c->out_allocated) {
+                memmove(c->out, c->out + c->out_start, c->out_len - c->out_start);
+                c->out_len -= c->out_start;
+                c->out_start = 0;
+        }
+        if (c->out_len + len + 1 > c->out_allocated) {
+                size_t want = MAX(c->out_allocated * 2, c->out_len + len + 1);
+                char *p = realloc(c->out, want);
+                if (!p)
+                        return -ENOMEM;
+                c->out = p;
+                c->out_allocated = want;
+        }
+        memcpy(c->out + c->out_len, text, len);
+        c->out[c->out_len + len] = '\n';
+        c->out_len += len + 1;
+        return 0;
+}
+
+static int client_queue_error(control_client *c, int error, const char *message) {
+        json_object *reply = control_reply_error(error, message);
+        int r = client_queue(c, reply);
+        json_object_put(reply);
+        return r;
+}
+
+static char *verb_list(const control_server *s) {
+        size_t size = 1;
+        for (size_t i = 0; i < s->n_verbs; i++)
+                size += strlen(s->verbs[i].name) + 2;
+        char *list = calloc(1, size);
+        if (!list)
+                return NULL;
+        for (size_t i = 0; i < s->n_verbs; i++) {
+                if (i > 0)
+                        strcat(list, ", ");
+                strcat(list, s->verbs[i].name);
+        }
+        return list;
+}
+
+/* "<what> (verbs: a, b, c)" */
+static json_object *verb_error(const control_server *s, int error, const char *what) {
+        _cleanup_free_ char *list = verb_list(s), *message = NULL;
+        if (asprintf(&message, "%s (verbs: %s)", what, list ? list : "") < 0)
+                return control_reply_error(error, what);
+        return control_reply_error(error, message);
+}
+
+/* Turn one request line into one reply object (never NULL). */
+static json_object *client_handle_line(control_client *c, const char *line, size_t len) {
+        control_server *s = c->server;
+        json_object *request = NULL, *verb_object;
+        int r;
+
+        r = control_parse_json(line, len, &request);
+        if (r == -ENOMEM)
+                return control_reply_error(r, NULL);
+        if (r < 0)
+                return control_reply_error(EINVAL, "request is not valid JSON");
+        if (!json_object_is_type(request, json_type_object)) {
+                json_object_put(request);
+                return control_reply_error(EINVAL, "request is not a JSON object");
+        }
+        if (!json_object_object_get_ex(request, "verb", &verb_object) ||
+            !json_object_is_type(verb_object, json_type_string)) {
+                json_object_put(request);
+                return verb_error(s, EINVAL, "request has no \"verb\" string");
+        }
+
+        const char *verb = json_object_get_string(verb_object);
+        const control_verb *v = NULL;
+        for (size_t i = 0; i < s->n_verbs; i++)
+                if (strcmp(s->verbs[i].name, verb) == 0) {
+                        v = &s->verbs[i];
+                        break;
+                }
+
+        json_object *reply;
+        _cleanup_free_ char *message = NULL;
+        if (!v) {
+                if (asprintf(&message, "unknown verb '%s'", verb) < 0)
+                        message = NULL;
+                reply = verb_error(s, EOPNOTSUPP, message ? message : "unknown verb");
+        } else if (v->privileged && c->uid != 0) {
+                if (asprintf(&message, "only root may %s", v->name) < 0)
+                        message = NULL;
+                reply = control_reply_error(EPERM, message);
+        } else {
+                json_object *result = NULL;
+                _cleanup_free_ char *error = NULL;
+
+                r = v->handler(s->userdata, request, &result, &error);
+                if (r < 0) {
+                        json_object_put(result);
+                        log_debug_errno(r, "Control verb %s from pid %d failed: %s", v->name, (int) c->pid,
+                                        error ? error : strerror(-r));
+                        reply = control_reply_error(r, error);
+                } else {
+                        reply = json_object_new_object();
+                        json_object_object_add(reply, "ok", json_object_new_boolean(true));
+                        json_object_object_add(reply, "result", result ? result : json_object_new_object());
+                }
+        }
+        json_object_put(request);
+        return reply;
+}
+
+/* Answer every complete line in the input buffer. 0, or -errno when the client must go. */
+static int client_process_input(control_client *c) {
+        size_t start = 0;
+        int r;
+
+        while (start < c->in_len && !c->close_when_flushed) {
+                /* Stop answering a client that does not read; resume when its output drains. */
+                if (c->out_len - c->out_start >= CONTROL_OUTPUT_PAUSE)
+                        break;
+
+                char *nl = memchr(c->in + start, '\n', c->in_len - start);
+                if (!nl)
+                        break;
+                size_t len = (size_t) (nl - (c->in + start));
+                const char *line = c->in + start;
+                start += len + 1;
+
+                /* Blank lines (keep-alives, a stray "\r\n") get no reply. */
+                size_t i = 0;
+                while (i < len && strchr(" \t\r", line[i]))
+                        i++;
+                if (i == len)
+                        continue;
+
+                json_object *reply = client_handle_line(c, line, len);
+                r = client_queue(c, reply);
+                json_object_put(reply);
+                if (r < 0)
+                        return r;
+        }
+
+        memmove(c->in, c->in + start, c->in_len - start);
+        c->in_len -= start;
+
+        if (c->in_len > CONTROL_LINE_MAX && !c->close_when_flushed) {
+                char message[64];
+                snprintf(message, sizeof message, "request line longer than %u bytes", (unsigned) CONTROL_LINE_MAX);
+                r = client_queue_error(c, E2BIG, message);
+                if (r < 0)
+                        return r;
+                c->close_when_flushed = true;
+                c->in_len = 0;
+        }
+        return 0;
+}
+
+static int client_read(control_client *c) {
+        size_t room = CONTROL_LINE_MAX + 1 - c->in_len;
+        if (room == 0)
+                return 0;
+
+        ssize_t n = recv(c->fd, c->in + c->in_len, room, MSG_DONTWAIT);
+        if (n < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+        if (n == 0) {
+                c->read_closed = true;
+                /* Answer what is complete; a last line without newline is answered too. */
+                if (c->in_len > 0 && c->in_len <= CONTROL_LINE_MAX && c->in[c->in_len - 1] != '\n')
+                        c->in[c->in_len++] = '\n';
+                return 0;
+        }
+        c->in_len += (size_t) n;
+        (void) client_touch(c);
+        return 0;
+}
+
+static int client_io_handler(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        control_client *c = userdata;
+        int r = 0;
+
+        if (revents & EPOLLOUT) {
+                r = client_flush(c);
+                if (r < 0)
+                        goto drop;
+        }
+        if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR) && !c->read_closed && !c->close_when_flushed) {
+                r = client_read(c);
+                if (r < 0)
+                        goto drop;
+        }
+
+        /* Answer, send, and answer again what was held back while the output backlog drains. */
+        for (;;) {
+                r = client_process_input(c);
+                if (r < 0)
+                        goto drop;
+                r = client_flush(c);
+                if (r < 0)
+                        goto drop;
+                if (c->close_when_flushed || c->out_len - c->out_start >= CONTROL_OUTPUT_PAUSE ||
+                    !memchr(c->in, '\n', c->in_len))
+                        break;
+        }
+
+        bool idle = c->out_start == c->out_len;
+        if (idle && (c->close_when_flushed || (c->read_closed && c->in_len == 0))) {
+                client_free(c);
+                return 0;
+        }
+        r = client_update_events(c);
+        if (r < 0)
+                goto drop;
+        return 0;
+
+drop:
+        if (r == -ENOBUFS)
+                log_warning("Control client pid %d does not read its replies, dropping it.", (int) c->pid);
+        else if (r != -EPIPE && r != -ECONNRESET)
+                log_debug_errno(r, "Control client pid %d failed, dropping it: %m", (int) c->pid);
+        client_free(c);
+        return 0;
+}
+
+static int client_idle_handler(sd_event_source *source, uint64_t usec, void *userdata) {
+        control_client *c = userdata;
+
+        log_debug("Control client pid %d idle for %llu s, closing it.", (int) c->pid,
+                  (unsigned long long) (c->server->idle_timeout_usec / 1000000));
+        client_free(c);
+        return 0;
+}
+
+/* Too many clients: tell the newcomer why, without waiting, and close. */
+static void refuse_client(int fd) {
+        char message[64];
+        snprintf(message, sizeof message, "too many clients (at most %d)", CONTROL_CLIENTS_MAX);
+        json_object *reply = control_reply_error(EUSERS, message);
+        size_t len;
+        const char *text = json_object_to_json_string_length(reply, JSON_C_TO_STRING_PLAIN, &len);
+        _cleanup_free_ char *line = text ? malloc(len + 1) : NULL;
+        if (line) {
+                memcpy(line, text, len);
+                line[len] = '\n';
+                (void) send(fd, line, len + 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+        }
+        json_object_put(reply);
+        close(fd);
+}
+
+static int client_new(control_server *s, int fd) {
+        struct ucred cred = {};
+        socklen_t cred_len = sizeof cred;
+        int r;
+
+        _cleanup_close_ int owned = fd;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0)
+                return -errno;
+
+        control_client *c = calloc(1, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        c->server = s;
+        c->fd = TAKE_FD(owned);
+        c->uid = cred.uid;
+        c->pid = cred.pid;
+        c->next = s->clients;
+        if (s->clients)
+                s->clients->prev = c;
+        s->clients = c;
+        s->n_clients++;
+
+        c->in = malloc(CONTROL_LINE_MAX + 1);
+        if (!c->in) {
+                client_free(c);
+                return -ENOMEM;
+        }
+
+        uint64_t now;
+        r = sd_event_now(s->event, CLOCK_MONOTONIC, &now);
+        if (r >= 0)
+                r = sd_event_add_io(s->event, &c->io_source, c->fd, EPOLLIN, client_io_handler, c);
+        if (r >= 0)
+                r = sd_event_add_time(s->event, &c->idle_source, CLOCK_MONOTONIC, now + s->idle_timeout_usec, 0,
+                                      client_idle_handler, c);
+        if (r < 0) {
+                client_free(c);
+                return r;
+        }
+        return 0;
+}
+
+static int listen_handler(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        control_server *s = userdata;
+
+        /* Bounded: at most a backlog's worth per wakeup, so a connect storm cannot starve the loop. */
+        for (unsigned i = 0; i < 2 * CONTROL_CLIENTS_MAX; i++) {
+                int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (cfd < 0) {
+                        if (errno == EAGAIN || errno == EINTR)
+                                return 0;
+                        if (errno == ECONNABORTED)
+                                continue;
+                        /* EMFILE and friends: report, the next wakeup retries. */
+                        log_warning_errno(errno, "Failed to accept control connection: %m");
+                        return 0;
+                }
+                if (s->n_clients >= CONTROL_CLIENTS_MAX) {
+                        log_debug("Refusing control connection: %u clients already.", s->n_clients);
+                        refuse_client(cfd);
+                        continue;
+                }
+                int r = client_new(s, cfd);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to set up control connection: %m");
+        }
+        return 0;
+}
+
+/* mkdir -p for the directory part of path, new directories mode 0755. */
+static int mkdir_parents(const char *path) {
+        _cleanup_free_ char *dir = strdup(path);
+        if (!dir)
+                return -ENOMEM;
+
+        for (char *p = dir + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                *p = '/';
+        }
+        return 0;
+}
+
+/* A leftover socket from a dead daemon is removed; a live one or a non-socket is not touched. */
+static int remove_stale_socket(const struct sockaddr_un *sa) {
+        struct stat st;
+
+        if (lstat(sa->sun_path, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISSOCK(st.st_mode))
+                return -EEXIST;
+
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (const struct sockaddr *) sa, sizeof *sa) == 0 || errno == EAGAIN)
+                return -EADDRINUSE;
+        if (errno != ECONNREFUSED)
+                return -errno;
+        if (unlink(sa->sun_path) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+int control_server_new(sd_event *event, const char *path, const control_verb *verbs, size_t n_verbs,
+                       void *userdata, control_server **ret) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct stat st;
+        int r;
+
+        if (!event || !path || !ret || (n_verbs > 0 && !verbs))
+                return -EINVAL;
+        if (path[0] != '/')
+                return log_error_errno(-EINVAL, "Control socket path must be absolute: %s", path);
+        if (strlen(path) >= sizeof sa.sun_path)
+                return log_error_errno(-ENAMETOOLONG, "Control socket path too long: %s", path);
+        strcpy(sa.sun_path, path);
+
+        r = mkdir_parents(path);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create the directory of %s: %m", path);
+        r = remove_stale_socket(&sa);
+        if (r == -EADDRINUSE)
+                return log_error_errno(r, "Another wbtuned is listening on %s.", path);
+        if (r == -EEXIST)
+                return log_error_errno(r, "%s exists and is not a socket, refusing to replace it.", path);
+        if (r < 0)
+                return log_error_errno(r, "Failed to check for a stale socket at %s: %m", path);
+
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return log_error_errno(-errno, "Failed to create control socket: %m");
+        if (bind(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+                return log_error_errno(-errno, "Failed to bind control socket %s: %m", path);
+        /* Anyone may query; privileged verbs are checked per request with SO_PEERCRED. */
+        if (chmod(path, 0666) < 0 || lstat(path, &st) < 0) {
+                r = -errno;
+                (void) unlink(path);
+                return log_error_errno(r, "Failed to set up %s: %m", path);
+        }
+        if (listen(fd, SOMAXCONN) < 0) {
+                r = -errno;
+                (void) unlink(path);
+                return log_error_errno(r, "Failed to listen on %s: %m", path);
+        }
+
+        control_server *s = calloc(1, sizeof *s);
+        if (!s) {
+                (void) unlink(path);
+                return log_error_errno(-ENOMEM, "Out of memory.");
+        }
+        *s = (control_server) {
+                .event = sd_event_ref(event),
+                .path = strdup(path),
+                .fd = TAKE_FD(fd),
+                .dev = st.st_dev,
+                .ino = st.st_ino,
+                .verbs = verbs,
+                .n_verbs = n_verbs,
+                .userdata = userdata,
+                .output_max_bytes = CONTROL_OUTPUT_MAX_DEFAULT,
+                .idle_timeout_usec = CONTROL_IDLE_TIMEOUT_USEC_DEFAULT,
+        };
+        if (!s->path) {
+                control_server_free(s);
+                return log_error_errno(-ENOMEM, "Out of memory.");
+        }
+
+        r = sd_event_add_io(event, &s->listen_source, s->fd, EPOLLIN, listen_handler, s);
+        if (r < 0) {
+                control_server_free(s);
+                return log_error_errno(r, "Failed to watch control socket: %m");
+        }
+
+        log_debug("Listening on %s.", path);
+        *ret = s;
+        return 0;
+}
+
+control_server *control_server_free(control_server *s) {
+        struct stat st;
+
+        if (!s)
+                return NULL;
+
+        while (s->clients)
+                client_free(s->clients);
+        sd_event_source_disable_unref(s->listen_source);
+        if (s->fd >= 0)
+                close(s->fd);
+        /* Only remove the socket if it is still ours, not one a newer daemon has put there. */
+        if (s->path && lstat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+                (void) unlink(s->path);
+        free(s->path);
+        sd_event_unref(s->event);
+        free(s);
+        return NULL;
+}
+
+void control_server_set_limits(control_server *s, size_t output_max_bytes, uint64_t idle_timeout_usec) {
+        if (output_max_bytes > 0)
+                s->output_max_bytes = output_max_bytes;
+        if (idle_timeout_usec > 0)
+                s->idle_timeout_usec = idle_timeout_usec;
+}
+
+unsigned control_server_n_clients(const control_server *s) {
+        return s->n_clients;
+}
+
+/* Milliseconds left until deadline_usec (CLOCK_MONOTONIC), at least 0. */
+static int remaining_ms(uint64_t deadline_usec) {
+        uint64_t now = now_usec();
+        if (now >= deadline_usec)
+                return 0;
+        return (int) MIN((deadline_usec - now + 999) / 1000, (uint64_t) INT32_MAX);
+}
+
+static int wait_fd(int fd, short events, uint64_t deadline_usec) {
+        for (;;) {
+                struct pollfd p = { .fd = fd, .events = events };
+                int n = poll(&p, 1, remaining_ms(deadline_usec));
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        return -ETIMEDOUT;
+                return 0;
+        }
+}
+
+int control_call(const char *path, json_object *request, json_object **reply, int timeout_ms) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        uint64_t deadline = now_usec() + (uint64_t) MAX(timeout_ms, 0) * 1000;
+        int r;
+
+        if (!path || !request || !reply)
+                return -EINVAL;
+        if (strlen(path) >= sizeof sa.sun_path)
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        /* A unix connect() only fails with EAGAIN when the backlog is full: retry until the deadline. */
+        while (connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0) {
+                if (errno != EAGAIN && errno != EINTR)
+                        return -errno;
+                if (remaining_ms(deadline) == 0)
+                        return -ETIMEDOUT;
+                (void) nanosleep(&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
+        }
+
+        size_t len;
+        const char *text = json_object_to_json_string_length(request, JSON_C_TO_STRING_PLAIN, &len);
+        if (!text)
+                return -ENOMEM;
+        _cleanup_free_ char *line = malloc(len + 1);
+        if (!line)
+                return -ENOMEM;
+        memcpy(line, text, len);
+        line[len++] = '\n';
+
+        for (size_t done = 0; done < len;) {
+                ssize_t n = send(fd, line + done, len - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno != EAGAIN)
+                                return -errno;
+                        r = wait_fd(fd, POLLOUT, deadline);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                done += (size_t) n;
+        }
+
+        _cleanup_free_ char *buf = NULL;
+        size_t buf_len = 0, buf_allocated = 0;
+        char *nl = NULL;
+        while (!nl) {
+                if (buf_len + 4096 > buf_allocated) {
+                        if (buf_allocated >= CONTROL_REPLY_MAX)
+                                return -E2BIG;
+                        size_t want = MAX(buf_allocated * 2, (size_t) 16384);
+                        char *p = realloc(buf, want);
+                        if (!p)
+                                return -ENOMEM;
+                        buf = p;
+                        buf_allocated = want;
+                }
+                ssize_t n = recv(fd, buf + buf_len, buf_allocated - buf_len, MSG_DONTWAIT);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno != EAGAIN)
+                                return -errno;
+                        r = wait_fd(fd, POLLIN, deadline);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (n == 0)
+                        return -ECONNRESET;   /* closed before a whole reply arrived */
+                nl = memchr(buf + buf_len, '\n', (size_t) n);
+                buf_len += (size_t) n;
+        }
+
+        json_object *o = NULL;
+        r = control_parse_json(buf, (size_t) (nl - buf), &o);
+        if (r < 0)
+                return r == -ENOMEM ? r : -EBADMSG;
+        if (!json_object_is_type(o, json_type_object)) {
+                json_object_put(o);
+                return -EBADMSG;
+        }
+        *reply = o;
+        return 0;
+}

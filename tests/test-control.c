@@ -1,0 +1,667 @@
+/* Unit tests for control.c: a real server on an sd_event loop, driven by raw and forked clients. */
+#include "control.h"
+#include "log.h"
+#include "util.h"
+#include "tap.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+static sd_event *event;
+static char socket_path[256];
+
+/* --- test verbs -------------------------------------------------------------------------- */
+
+static int verb_ping(void *userdata, json_object *request, json_object **reply, char **error) {
+        (*(unsigned *) userdata)++;
+        *reply = json_object_new_object();
+        json_object_object_add(*reply, "pong", json_object_new_boolean(true));
+        return 0;
+}
+
+static int verb_echo(void *userdata, json_object *request, json_object **reply, char **error) {
+        json_object *data;
+        if (!json_object_object_get_ex(request, "data", &data))
+                return -EINVAL;
+        *reply = json_object_new_object();
+        json_object_object_add(*reply, "data", json_object_get(data));
+        return 0;
+}
+
+static int verb_blob(void *userdata, json_object *request, json_object **reply, char **error) {
+        json_object *size;
+        if (!json_object_object_get_ex(request, "size", &size))
+                return -EINVAL;
+        size_t n = (size_t) json_object_get_int64(size);
+        _cleanup_free_ char *s = malloc(n + 1);
+        memset(s, 'b', n);
+        s[n] = '\0';
+        *reply = json_object_new_object();
+        json_object_object_add(*reply, "blob", json_object_new_string(s));
+        return 0;
+}
+
+static int verb_fail(void *userdata, json_object *request, json_object **reply, char **error) {
+        *error = strdup("no device matches 'x'");
+        return -ENODEV;
+}
+
+static int verb_secret(void *userdata, json_object *request, json_object **reply, char **error) {
+        *reply = json_object_new_object();
+        json_object_object_add(*reply, "secret", json_object_new_int(42));
+        return 0;
+}
+
+static unsigned n_pings;
+
+static const control_verb verbs[] = {
+        { "ping",   false, verb_ping },
+        { "echo",   false, verb_echo },
+        { "blob",   false, verb_blob },
+        { "fail",   false, verb_fail },
+        { "secret", true,  verb_secret },
+};
+
+/* --- a raw non-blocking client, pumping the loop while it waits --------------------------- */
+
+typedef struct tclient {
+        int fd;
+        char buf[256 * 1024];
+        size_t len;
+} tclient;
+
+static void pump(unsigned ms) {
+        uint64_t end = now_usec() + ms * 1000ULL;
+        do
+                (void) sd_event_run(event, 1000);
+        while (now_usec() < end);
+}
+
+static tclient *tclient_new(void) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        tclient *c = calloc(1, sizeof *c);
+
+        strcpy(sa.sun_path, socket_path);
+        c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (connect(c->fd, (struct sockaddr *) &sa, sizeof sa) < 0) {
+                printf("# connect: %m\n");
+                close(c->fd);
+                free(c);
+                return NULL;
+        }
+        pump(5);   /* let the server accept */
+        return c;
+}
+
+static void tclient_free(tclient *c) {
+        if (c) {
+                close(c->fd);
+                free(c);
+        }
+}
+
+/* Send everything, pumping the loop whenever the socket is full. Returns bytes sent. */
+static size_t tclient_send(tclient *c, const char *data, size_t len) {
+        size_t done = 0;
+        uint64_t end = now_usec() + 2000000;
+        while (done < len && now_usec() < end) {
+                ssize_t n = send(c->fd, data + done, len - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (n > 0)
+                        done += (size_t) n;
+                else if (n < 0 && errno != EAGAIN)
+                        break;
+                else
+                        pump(1);
+        }
+        return done;
+}
+
+static void tclient_send_str(tclient *c, const char *s) {
+        tclient_send(c, s, strlen(s));
+}
+
+/* Next reply line as a parsed object (NULL on EOF/error/timeout). *eof set when the peer closed. */
+static json_object *tclient_read(tclient *c, bool *eof) {
+        uint64_t end = now_usec() + 3000000;
+        if (eof)
+                *eof = false;
+        for (;;) {
+                char *nl = memchr(c->buf, '\n', c->len);
+                if (nl) {
+                        json_object *o = NULL;
+                        size_t n = (size_t) (nl - c->buf);
+                        (void) control_parse_json(c->buf, n, &o);
+                        memmove(c->buf, nl + 1, c->len - n - 1);
+                        c->len -= n + 1;
+                        return o;
+                }
+                if (now_usec() > end || c->len == sizeof c->buf)
+                        return NULL;
+                ssize_t r = recv(c->fd, c->buf + c->len, sizeof c->buf - c->len, MSG_DONTWAIT);
+                if (r == 0 || (r < 0 && errno != EAGAIN)) {
+                        if (eof)
+                                *eof = true;
+                        return NULL;
+                }
+                if (r > 0)
+                        c->len += (size_t) r;
+                else
+                        pump(1);
+        }
+}
+
+/* True when the server closed the connection (after any pending reply bytes). */
+static bool tclient_wait_eof(tclient *c, unsigned ms) {
+        uint64_t end = now_usec() + ms * 1000ULL;
+        char buf[4096];
+        while (now_usec() < end) {
+                ssize_t r = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
+                if (r == 0 || (r < 0 && errno != EAGAIN))
+                        return true;
+                if (r < 0)
+                        pump(1);
+        }
+        return false;
+}
+
+static const char *get_str(json_object *o, const char *key) {
+        json_object *v;
+        return o && json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : NULL;
+}
+
+static bool get_ok(json_object *o) {
+        json_object *v;
+        return o && json_object_object_get_ex(o, "ok", &v) && json_object_get_boolean(v);
+}
+
+static json_object *get_result(json_object *o) {
+        json_object *v;
+        return o && json_object_object_get_ex(o, "result", &v) ? v : NULL;
+}
+
+/* --- forked clients: control_call() blocks, so it runs in a child while we pump ----------- */
+
+/* Run control_call in a child (as uid if uid != 0) and return its reply as JSON text, or "ERR <n>". */
+static char *fork_call(const char *path, const char *request, uid_t uid, int timeout_ms) {
+        int p[2];
+        if (pipe(p) < 0)
+                return NULL;
+        pid_t pid = fork();
+        if (pid == 0) {
+                close(p[0]);
+                if (uid != 0 && (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0))
+                        _exit(2);
+                json_object *req = json_tokener_parse(request), *reply = NULL;
+                int r = control_call(path, req, &reply, timeout_ms);
+                char out[8192];
+                if (r < 0)
+                        snprintf(out, sizeof out, "ERR %d", r);
+                else
+                        snprintf(out, sizeof out, "%s", json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN));
+                (void) !write(p[1], out, strlen(out));
+                _exit(0);
+        }
+        close(p[1]);
+        int status = 0;
+        uint64_t end = now_usec() + 5000000;
+        while (waitpid(pid, &status, WNOHANG) == 0 && now_usec() < end)
+                pump(2);
+        char *out = calloc(1, 8192);
+        (void) !read(p[0], out, 8191);
+        close(p[0]);
+        return out;
+}
+
+/* --- tests --------------------------------------------------------------------------------- */
+
+static void test_requests(void) {
+        tclient *c = tclient_new();
+        json_object *o;
+
+        CHECK(c != NULL);
+        if (!c)
+                return;
+
+        tclient_send_str(c, "{\"verb\":\"ping\"}\n");
+        o = tclient_read(c, NULL);
+        CHECK(get_ok(o));
+        CHECK_STREQ(json_object_to_json_string_ext(get_result(o), JSON_C_TO_STRING_PLAIN), "{\"pong\":true}");
+        json_object_put(o);
+
+        /* Several requests in one write, blank lines ignored; replies come back in order. */
+        n_pings = 0;
+        tclient_send_str(c, "\n{\"verb\":\"echo\",\"data\":\"a\"}\n  \r\n{\"verb\":\"ping\"}\r\n{\"verb\":\"echo\",\"data\":[1,2]}\n");
+        o = tclient_read(c, NULL);
+        CHECK_STREQ(json_object_to_json_string_ext(get_result(o), JSON_C_TO_STRING_PLAIN), "{\"data\":\"a\"}");
+        json_object_put(o);
+        o = tclient_read(c, NULL);
+        CHECK(get_ok(o));
+        CHECK_EQ_U64(n_pings, 1);
+        json_object_put(o);
+        o = tclient_read(c, NULL);
+        CHECK_STREQ(json_object_to_json_string_ext(get_result(o), JSON_C_TO_STRING_PLAIN), "{\"data\":[1,2]}");
+        json_object_put(o);
+
+        /* A request split across writes. */
+        tclient_send_str(c, "{\"verb\":\"ec");
+        pump(10);
+        tclient_send_str(c, "ho\",\"data\":7}\n");
+        o = tclient_read(c, NULL);
+        CHECK_STREQ(json_object_to_json_string_ext(get_result(o), JSON_C_TO_STRING_PLAIN), "{\"data\":7}");
+        json_object_put(o);
+
+        /* Handler errors carry the handler's message and errno name. */
+        tclient_send_str(c, "{\"verb\":\"fail\"}\n");
+        o = tclient_read(c, NULL);
+        CHECK(o && !get_ok(o));
+        CHECK_STREQ(get_str(o, "error"), "no device matches 'x'");
+        CHECK_STREQ(get_str(o, "errno"), "ENODEV");
+        CHECK(get_result(o) == NULL);
+        json_object_put(o);
+
+        /* Without a message the errno's text is used. */
+        tclient_send_str(c, "{\"verb\":\"echo\"}\n");
+        o = tclient_read(c, NULL);
+        CHECK_STREQ(get_str(o, "errno"), "EINVAL");
+        CHECK_STREQ(get_str(o, "error"), "Invalid argument");
+        json_object_put(o);
+
+        /* As root, the privileged verb works. */
+        tclient_send_str(c, "{\"verb\":\"secret\"}\n");
+        o = tclient_read(c, NULL);
+        if (geteuid() == 0) {
+                CHECK(get_ok(o));
+                CHECK_STREQ(json_object_to_json_string_ext(get_result(o), JSON_C_TO_STRING_PLAIN), "{\"secret\":42}");
+        } else
+                CHECK_STREQ(get_str(o, "errno"), "EPERM");
+        json_object_put(o);
+
+        tclient_free(c);
+}
+
+static void test_bad_requests(void) {
+        tclient *c = tclient_new();
+        json_object *o;
+
+        CHECK(c != NULL);
+        if (!c)
+                return;
+
+        const struct {
+                const char *line, *errno_name, *error;
+        } cases[] = {
+                { "{\"verb\":\n",                 "EINVAL", "request is not valid JSON" },
+                { "{\"verb\":\"ping\"} trailing\n", "EINVAL", "request is not valid JSON" },
+                { "{'verb':'ping'}\n",            "EINVAL", "request is not valid JSON" },
+                { "[1,2]\n",                      "EINVAL", "request is not a JSON object" },
+                { "\"ping\"\n",                   "EINVAL", "request is not a JSON object" },
+                { "42\n",                         "EINVAL", "request is not a JSON object" },
+                { "{}\n",                         "EINVAL", "request has no \"verb\" string (verbs: ping, echo, blob, fail, secret)" },
+                { "{\"verb\":3}\n",               "EINVAL", "request has no \"verb\" string (verbs: ping, echo, blob, fail, secret)" },
+                { "{\"verb\":\"frob\"}\n",        "EOPNOTSUPP", "unknown verb 'frob' (verbs: ping, echo, blob, fail, secret)" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                tclient_send_str(c, cases[i].line);
+                o = tclient_read(c, NULL);
+                CHECK(o && !get_ok(o));
+                CHECK_STREQ(get_str(o, "errno"), cases[i].errno_name);
+                CHECK_STREQ(get_str(o, "error"), cases[i].error);
+                json_object_put(o);
+        }
+
+        /* A NUL byte inside a line is malformed, not a truncation. */
+        tclient_send(c, "{\"verb\":\"ping\"}\0x\n", 18);
+        o = tclient_read(c, NULL);
+        CHECK_STREQ(get_str(o, "errno"), "EINVAL");
+        json_object_put(o);
+
+        /* The connection is still usable after all that. */
+        tclient_send_str(c, "{\"verb\":\"ping\"}\n");
+        o = tclient_read(c, NULL);
+        CHECK(get_ok(o));
+        json_object_put(o);
+
+        /* A last request without newline is answered when the client shuts its side. */
+        tclient_send_str(c, "{\"verb\":\"echo\",\"data\":\"last\"}");
+        shutdown(c->fd, SHUT_WR);
+        o = tclient_read(c, NULL);
+        CHECK_STREQ(json_object_to_json_string_ext(get_result(o), JSON_C_TO_STRING_PLAIN), "{\"data\":\"last\"}");
+        json_object_put(o);
+        CHECK(tclient_wait_eof(c, 1000));
+        tclient_free(c);
+}
+
+static void test_line_limit(control_server *s) {
+        /* Exactly CONTROL_LINE_MAX bytes before the newline is accepted. */
+        tclient *c = tclient_new();
+        const char *head = "{\"verb\":\"echo\",\"data\":\"", *tail = "\"}";
+        size_t pad = CONTROL_LINE_MAX - strlen(head) - strlen(tail);
+        char *line = malloc(CONTROL_LINE_MAX + 2);
+        strcpy(line, head);
+        memset(line + strlen(head), 'y', pad);
+        strcpy(line + strlen(head) + pad, tail);
+        CHECK_EQ_U64(strlen(line), CONTROL_LINE_MAX);
+        strcat(line, "\n");
+        CHECK_EQ_U64(tclient_send(c, line, strlen(line)), CONTROL_LINE_MAX + 1);
+        json_object *o = tclient_read(c, NULL);
+        CHECK(get_ok(o));
+        json_object *data = NULL;
+        CHECK(json_object_object_get_ex(get_result(o), "data", &data) && json_object_get_string_len(data) == (int) pad);
+        json_object_put(o);
+        tclient_free(c);
+        free(line);
+
+        /* One byte more: E2BIG, then the server closes. */
+        c = tclient_new();
+        unsigned before = control_server_n_clients(s);
+        size_t big = CONTROL_LINE_MAX + 10;
+        line = malloc(big);
+        memset(line, 'x', big);
+        tclient_send(c, line, big);
+        free(line);
+        bool eof = false;
+        o = tclient_read(c, &eof);
+        CHECK(o && !get_ok(o));
+        CHECK_STREQ(get_str(o, "errno"), "E2BIG");
+        CHECK_STREQ(get_str(o, "error"), "request line longer than 65536 bytes");
+        json_object_put(o);
+        CHECK(tclient_wait_eof(c, 1000));
+        pump(5);
+        CHECK_EQ_U64(control_server_n_clients(s), before - 1);
+        tclient_free(c);
+}
+
+static void test_privileges(void) {
+        if (geteuid() != 0) {
+                printf("# skipping uid tests: not root\n");
+                return;
+        }
+        char *out = fork_call(socket_path, "{\"verb\":\"secret\"}", 65534, 2000);
+        CHECK_STREQ(out, "{\"ok\":false,\"error\":\"only root may secret\",\"errno\":\"EPERM\"}");
+        free(out);
+
+        /* Unprivileged users may still query (the socket is 0666 in a 0755 directory). */
+        out = fork_call(socket_path, "{\"verb\":\"ping\"}", 65534, 2000);
+        CHECK_STREQ(out, "{\"ok\":true,\"result\":{\"pong\":true}}");
+        free(out);
+
+        out = fork_call(socket_path, "{\"verb\":\"secret\"}", 0, 2000);
+        CHECK_STREQ(out, "{\"ok\":true,\"result\":{\"secret\":42}}");
+        free(out);
+}
+
+static void test_slow_reader(control_server *s) {
+        /* A client floods requests with big replies and never reads. */
+        tclient *hog = tclient_new();
+        char req[64];
+        snprintf(req, sizeof req, "{\"verb\":\"blob\",\"size\":%d}\n", 64 * 1024);
+        for (int i = 0; i < 200; i++)
+                tclient_send(hog, req, strlen(req));
+        pump(50);
+
+        /* Everyone else is still served promptly. */
+        tclient *c = tclient_new();
+        uint64_t t0 = now_usec();
+        tclient_send_str(c, "{\"verb\":\"ping\"}\n");
+        json_object *o = tclient_read(c, NULL);
+        CHECK(get_ok(o));
+        CHECK(now_usec() - t0 < 500000);
+        json_object_put(o);
+        /* The hog is held back (not dropped): it stays connected but is not answered further. */
+        CHECK_EQ_U64(control_server_n_clients(s), 2);
+
+        /* When it finally reads, it gets every reply, in order. */
+        unsigned n = 0;
+        for (;;) {
+                o = tclient_read(hog, NULL);
+                if (!o)
+                        break;
+                json_object *blob;
+                if (json_object_object_get_ex(get_result(o), "blob", &blob) &&
+                    json_object_get_string_len(blob) == 64 * 1024)
+                        n++;
+                json_object_put(o);
+                if (n == 200)
+                        break;
+        }
+        CHECK_EQ_U64(n, 200);
+        tclient_free(hog);
+        tclient_free(c);
+        pump(5);
+        CHECK_EQ_U64(control_server_n_clients(s), 0);
+
+        /* With a small output cap, a reply that does not fit drops the client. */
+        control_server_set_limits(s, 256 * 1024, 0);
+        c = tclient_new();
+        tclient *other = tclient_new();
+        tclient_send_str(c, "{\"verb\":\"blob\",\"size\":1048576}\n");
+        CHECK(tclient_wait_eof(c, 1000));
+        tclient_send_str(other, "{\"verb\":\"ping\"}\n");
+        o = tclient_read(other, NULL);
+        CHECK(get_ok(o));
+        json_object_put(o);
+        CHECK_EQ_U64(control_server_n_clients(s), 1);
+        tclient_free(c);
+        tclient_free(other);
+        control_server_set_limits(s, 4 * 1024 * 1024, 0);
+        pump(5);
+}
+
+static void test_idle_timeout(control_server *s) {
+        control_server_set_limits(s, 0, 200 * 1000);
+        tclient *idle = tclient_new();
+        tclient *busy = tclient_new();
+        CHECK_EQ_U64(control_server_n_clients(s), 2);
+
+        /* The busy one keeps talking and survives; the idle one is closed. */
+        uint64_t end = now_usec() + 700000;
+        bool busy_ok = true;
+        while (now_usec() < end) {
+                tclient_send_str(busy, "{\"verb\":\"ping\"}\n");
+                json_object *o = tclient_read(busy, NULL);
+                busy_ok = busy_ok && get_ok(o);
+                json_object_put(o);
+                pump(50);
+        }
+        CHECK(busy_ok);
+        CHECK(tclient_wait_eof(idle, 100));
+        CHECK_EQ_U64(control_server_n_clients(s), 1);
+        tclient_free(idle);
+        tclient_free(busy);
+        control_server_set_limits(s, 0, 30 * 1000000ULL);
+        pump(5);
+}
+
+static void test_too_many_clients(control_server *s) {
+        tclient *clients[CONTROL_CLIENTS_MAX];
+
+        for (unsigned i = 0; i < CONTROL_CLIENTS_MAX; i++)
+                clients[i] = tclient_new();
+        pump(20);
+        CHECK_EQ_U64(control_server_n_clients(s), CONTROL_CLIENTS_MAX);
+
+        tclient *extra = tclient_new();
+        bool eof = false;
+        json_object *o = tclient_read(extra, &eof);
+        CHECK_STREQ(get_str(o, "errno"), "EUSERS");
+        CHECK_STREQ(get_str(o, "error"), "too many clients (at most 64)");
+        json_object_put(o);
+        CHECK(tclient_wait_eof(extra, 1000));
+        tclient_free(extra);
+        CHECK_EQ_U64(control_server_n_clients(s), CONTROL_CLIENTS_MAX);
+
+        /* The last of the admitted ones still works. */
+        tclient_send_str(clients[CONTROL_CLIENTS_MAX - 1], "{\"verb\":\"ping\"}\n");
+        o = tclient_read(clients[CONTROL_CLIENTS_MAX - 1], NULL);
+        CHECK(get_ok(o));
+        json_object_put(o);
+
+        for (unsigned i = 0; i < CONTROL_CLIENTS_MAX; i++)
+                tclient_free(clients[i]);
+        pump(20);
+        CHECK_EQ_U64(control_server_n_clients(s), 0);
+}
+
+static void test_socket_file(const char *dir) {
+        struct stat st;
+        char sub[300];
+        snprintf(sub, sizeof sub, "%s/run/wbtuned", dir);
+
+        CHECK(stat(sub, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0755);
+        CHECK(lstat(socket_path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 07777) == 0666);
+}
+
+static void test_lifecycle(const char *dir) {
+        control_server *s = NULL, *s2 = NULL;
+        char path[300], *out;
+        int fd;
+
+        snprintf(path, sizeof path, "%s/life.sock", dir);
+
+        /* Nobody there: the client says ENOENT. */
+        out = fork_call(path, "{\"verb\":\"ping\"}", 0, 1000);
+        CHECK_STREQ(out, "ERR -2");
+        free(out);
+
+        /* A stale socket (bound, then its owner died) answers ECONNREFUSED and is replaced. */
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        CHECK(bind(fd, (struct sockaddr *) &sa, sizeof sa) == 0);
+        close(fd);
+        out = fork_call(path, "{\"verb\":\"ping\"}", 0, 1000);
+        CHECK_STREQ(out, "ERR -111");
+        free(out);
+
+        CHECK(control_server_new(event, path, verbs, ELEMENTSOF(verbs), &n_pings, &s) == 0);
+        out = fork_call(path, "{\"verb\":\"ping\"}", 0, 2000);
+        CHECK_STREQ(out, "{\"ok\":true,\"result\":{\"pong\":true}}");
+        free(out);
+
+        /* A second server on a live socket is refused, and leaves the first one alone. */
+        CHECK(control_server_new(event, path, verbs, ELEMENTSOF(verbs), &n_pings, &s2) == -EADDRINUSE);
+        CHECK(s2 == NULL);
+        out = fork_call(path, "{\"verb\":\"ping\"}", 0, 2000);
+        CHECK_STREQ(out, "{\"ok\":true,\"result\":{\"pong\":true}}");
+        free(out);
+
+        /* Free closes connected clients and removes the socket. */
+        tclient *c;
+        strcpy(socket_path + 0, path);
+        c = tclient_new();
+        CHECK(c != NULL);
+        s = control_server_free(s);
+        CHECK(s == NULL);
+        CHECK(access(path, F_OK) < 0 && errno == ENOENT);
+        if (c)
+                CHECK(tclient_wait_eof(c, 500));
+        tclient_free(c);
+        out = fork_call(path, "{\"verb\":\"ping\"}", 0, 1000);
+        CHECK_STREQ(out, "ERR -2");
+        free(out);
+
+        /* Something that is not a socket is never removed. */
+        fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+        close(fd);
+        CHECK(control_server_new(event, path, verbs, ELEMENTSOF(verbs), &n_pings, &s) == -EEXIST);
+        CHECK(access(path, F_OK) == 0);
+        unlink(path);
+
+        /* Relative and overlong paths are rejected. */
+        CHECK(control_server_new(event, "relative.sock", verbs, ELEMENTSOF(verbs), NULL, &s) == -EINVAL);
+        char longpath[200];
+        memset(longpath, 'a', sizeof longpath - 1);
+        longpath[0] = '/';
+        longpath[sizeof longpath - 1] = '\0';
+        CHECK(control_server_new(event, longpath, verbs, ELEMENTSOF(verbs), NULL, &s) == -ENAMETOOLONG);
+}
+
+static void test_client_timeout(const char *dir) {
+        /* A listener that accepts but never answers: control_call gives up on time. */
+        char path[300];
+        snprintf(path, sizeof path, "%s/mute.sock", dir);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        strcpy(sa.sun_path, path);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        CHECK(bind(fd, (struct sockaddr *) &sa, sizeof sa) == 0 && listen(fd, 4) == 0);
+
+        uint64_t t0 = now_usec();
+        char *out = fork_call(path, "{\"verb\":\"ping\"}", 0, 300);
+        uint64_t elapsed = now_usec() - t0;
+        CHECK_STREQ(out, "ERR -110");
+        CHECK(elapsed >= 250000 && elapsed < 2000000);
+        free(out);
+        close(fd);
+        unlink(path);
+}
+
+static void test_helpers(void) {
+        json_object *o = NULL;
+
+        CHECK(control_parse_json("{\"a\":1}  ", 9, &o) == 0);
+        CHECK(json_object_is_type(o, json_type_object));
+        json_object_put(o);
+        o = NULL;
+        CHECK(control_parse_json("12", 2, &o) == 0 && json_object_get_int(o) == 12);
+        json_object_put(o);
+        CHECK(control_parse_json("{\"a\":1", 6, &o) == -EINVAL);
+        CHECK(control_parse_json("", 0, &o) == -EINVAL);
+        CHECK(control_parse_json("{} {}", 5, &o) == -EINVAL);
+
+        o = control_reply_error(-EPERM, "nope");
+        CHECK_STREQ(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+                    "{\"ok\":false,\"error\":\"nope\",\"errno\":\"EPERM\"}");
+        json_object_put(o);
+
+        CHECK_EQ_U64(control_errno_from_name("ENODEV"), ENODEV);
+        CHECK_EQ_U64(control_errno_from_name("EOPNOTSUPP"), EOPNOTSUPP);
+        CHECK_EQ_U64(control_errno_from_name("ENOSUCH"), 0);
+}
+
+int main(void) {
+        control_server *s = NULL;
+        char dir[] = "/tmp/test-control-XXXXXX";
+
+        log_open();
+        umask(022);
+        signal(SIGPIPE, SIG_IGN);
+        if (!mkdtemp(dir)) {
+                printf("# mkdtemp: %m\n");
+                return 77;
+        }
+        /* The uid 65534 child must reach the socket. */
+        chmod(dir, 0755);
+        snprintf(socket_path, sizeof socket_path, "%s/run/wbtuned/control", dir);
+
+        CHECK(sd_event_new(&event) >= 0);
+        CHECK(control_server_new(event, socket_path, verbs, ELEMENTSOF(verbs), &n_pings, &s) == 0);
+        if (!s)
+                TEST_EXIT();
+
+        test_helpers();
+        test_socket_file(dir);
+        test_requests();
+        test_bad_requests();
+        test_line_limit(s);
+        test_privileges();
+        test_slow_reader(s);
+        test_idle_timeout(s);
+        test_too_many_clients(s);
+        control_server_free(s);
+        CHECK(access(socket_path, F_OK) < 0 && errno == ENOENT);
+
+        test_lifecycle(dir);
+        test_client_timeout(dir);
+
+        sd_event_unref(event);
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        (void) !system(cmd);
+        TEST_EXIT();
+}
