@@ -18,17 +18,19 @@ fail() { log "FAIL: $*"; exit 1; }
 
 ok() { log "ok: $*"; }
 
-# Cleanup stack: commands run in reverse order on any exit (pass, fail, signal).
+# Cleanup stack: commands run in reverse order on any exit (pass, fail, signal);
+# they see the exit status in $_exit_rc.
 _cleanup_cmds=()
 push_cleanup() { _cleanup_cmds+=("$*"); }
 _run_cleanup() {
-        local rc=$? i
+        _exit_rc=$?
+        local i
         set +e
         for ((i = ${#_cleanup_cmds[@]} - 1; i >= 0; i--)); do
                 eval "${_cleanup_cmds[$i]}"
         done
         _cleanup_cmds=()
-        exit "$rc"
+        exit "$_exit_rc"
 }
 trap _run_cleanup EXIT
 trap 'exit 130' INT
@@ -77,18 +79,36 @@ stop_pid() {
         return 0
 }
 
-# json_get JSON_TEXT PYEXPR: evaluate PYEXPR with `j` bound to the parsed document and print it.
+# Python helpers for wbtunectl --json output: j is the reply's "result" when it is wrapped,
+# devices(j) the device list, dev(j, "7:3") one device by bdi name (None if absent).
+_JSON_PRELUDE='import json, sys
+def unwrap(j):
+    if isinstance(j, dict) and "result" in j and "ok" in j:
+        return j["result"]
+    return j
+def devices(j):
+    j = unwrap(j)
+    if isinstance(j, dict) and "devices" in j:
+        j = j["devices"]
+    return j
+def dev(j, bdi):
+    for d in devices(j):
+        if d.get("bdi") == bdi:
+            return d
+    return None
+j = unwrap(json.loads(sys.argv[1]))
+'
+
+# json_get JSON_TEXT PYEXPR: print PYEXPR evaluated on the document (see the helpers above).
 json_get() {
-        "$PYTHON3" -c 'import json, sys
-j = json.loads(sys.argv[1])
+        "$PYTHON3" -c "$_JSON_PRELUDE"'
 v = eval(sys.argv[2])
 print(json.dumps(v) if isinstance(v, (dict, list)) else v)' "$1" "$2"
 }
 
-# json_check JSON_TEXT PYEXPR: true if PYEXPR is truthy for `j`.
+# json_check JSON_TEXT PYEXPR: true if PYEXPR is truthy.
 json_check() {
-        "$PYTHON3" -c 'import json, sys
-j = json.loads(sys.argv[1])
+        "$PYTHON3" -c "$_JSON_PRELUDE"'
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" 2>/dev/null
 }
 

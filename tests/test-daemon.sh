@@ -1,0 +1,352 @@
+#!/bin/bash
+# The daemon end to end on a fake /proc + /sys tree: sd_notify, control socket, ticks,
+# hotplug, SIGHUP reloads, SIGTERM, --check-config, and refusing to start without BDIs.
+set -u
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+require_binaries
+
+tmp=$(make_tmpdir)
+fake=$tmp/root
+page=$(getconf PAGESIZE)
+KiB=1024
+
+# --- the fake tree (formats copied from Linux 6.18's files) -----------------------------
+
+# atomic_write FILE: stdin into FILE through a rename, so a tick never reads half a file.
+atomic_write() {
+        cat > "$1.new.$$" && mv -f "$1.new.$$" "$1"
+}
+
+# write_stats BDI DIRTY_KB WRITEBACK_KB: debugfs bdi/<BDI>/stats and wb_stats.
+write_stats() {
+        local d=$fake/sys/kernel/debug/bdi/$1
+        mkdir -p "$d"
+        {
+                printf '%-20s%10s kB\n' BdiWriteback: "$3" BdiReclaimable: "$2" \
+                        BdiDirtyThresh: 609948 DirtyThresh: 4879900 BackgroundThresh: 2436972 \
+                        BdiDirtied: 123456 BdiWritten: 120000
+                printf '%-20s%10s kBps\n' BdiWriteBandwidth: 0
+                printf '%-20s%10s\n' b_dirty: 3 b_io: 0 b_more_io: 0 b_dirty_time: 0 bdi_list: 1 state: 1
+        } | atomic_write "$d/stats"
+        {
+                # the root writeback context first, as the kernel lists it; then a cgroup's
+                printf '%-19s%10s\n' WbCgIno: 1
+                printf '%-19s%10s kB\n' WbWriteback: "$3" WbReclaimable: "$2" WbDirtyThresh: 609948 \
+                        WbDirtied: 123456 WbWritten: 120000
+                printf '%-19s%10s kBps\n' WbWriteBandwidth: 51200
+                printf '%-19s%10s\n' b_dirty: 3 b_io: 0 b_more_io: 0 b_dirty_time: 0 state: 1
+                printf '\n'
+                printf '%-19s%10s\n' WbCgIno: 4242
+                printf '%-19s%10s kB\n' WbWriteback: 0 WbReclaimable: 0 WbDirtyThresh: 1000 \
+                        WbDirtied: 0 WbWritten: 0
+                printf '%-19s%10s kBps\n' WbWriteBandwidth: 777
+                printf '%-19s%10s\n' b_dirty: 0 b_io: 0 b_more_io: 0 b_dirty_time: 0 state: 1
+                printf '\n'
+        } | atomic_write "$d/wb_stats"
+}
+
+# add_bdi MAJ:MIN NAME MAX_RATIO MAX_BYTES: sysfs knobs, a block device, debugfs stats.
+add_bdi() {
+        local bdi=$1 name=$2 max_ratio=$3 max_bytes=$4
+        local d=$fake/sys/devices/virtual/bdi/$bdi blk=$fake/sys/devices/virtual/block/$name
+        mkdir -p "$d" "$blk/queue"
+        echo 0 > "$d/min_ratio"
+        echo "$max_ratio" > "$d/max_ratio"
+        echo 0 > "$d/min_ratio_fine"
+        echo $((max_ratio * 10000)) > "$d/max_ratio_fine"
+        echo 0 > "$d/min_bytes"
+        echo "$max_bytes" > "$d/max_bytes"
+        echo 0 > "$d/strict_limit"
+        echo 128 > "$d/read_ahead_kb"
+        ln -s "../../devices/virtual/bdi/$bdi" "$fake/sys/class/bdi/$bdi"
+        echo "$bdi" > "$blk/dev"
+        printf 'MAJOR=%s\nMINOR=%s\nDEVNAME=%s\nDEVTYPE=disk\n' "${bdi%:*}" "${bdi#*:}" "$name" > "$blk/uevent"
+        echo 0 > "$blk/removable"
+        echo 0 > "$blk/queue/rotational"
+        echo "    1000        0    80000      100     2000        0   240000     500        0     700     600        0        0        0        0        0        0" > "$blk/stat"
+        ln -s "../../devices/virtual/block/$name" "$fake/sys/dev/block/$bdi"
+        ln -s "../devices/virtual/block/$name" "$fake/sys/block/$name"
+        write_stats "$bdi" 2048 512
+}
+
+remove_bdi() {
+        local bdi=$1 name=$2
+        rm -rf "$fake/sys/class/bdi/$bdi" "$fake/sys/devices/virtual/bdi/$bdi" \
+                "$fake/sys/kernel/debug/bdi/$bdi" "$fake/sys/dev/block/$bdi" \
+                "$fake/sys/block/$name" "$fake/sys/devices/virtual/block/$name"
+}
+
+make_fake_root() {
+        mkdir -p "$fake/proc/sys/vm" "$fake/proc/self" "$fake/sys/class/bdi" "$fake/sys/dev/block" \
+                "$fake/sys/block" "$fake/sys/devices/virtual/bdi" "$fake/sys/kernel/debug/bdi"
+        cat > "$fake/proc/vmstat" <<EOF
+nr_free_pages 5924000
+nr_zone_inactive_file 40000
+nr_zone_active_file 30000
+nr_dirty 2560
+nr_writeback 256
+nr_writeback_temp 0
+nr_dirty_threshold 1219975
+nr_dirty_background_threshold 609243
+nr_dirtied 100000
+nr_written 90000
+pgpgin 400000
+pgpgout 300000
+EOF
+        cat > "$fake/proc/meminfo" <<EOF
+MemTotal:       24683912 kB
+MemFree:        23696404 kB
+MemAvailable:   23790000 kB
+Buffers:           10000 kB
+Cached:           300000 kB
+Dirty:             10240 kB
+Writeback:          1024 kB
+EOF
+        echo 0 > "$fake/proc/sys/vm/dirty_bytes"
+        echo 0 > "$fake/proc/sys/vm/dirty_background_bytes"
+        echo 20 > "$fake/proc/sys/vm/dirty_ratio"
+        echo 10 > "$fake/proc/sys/vm/dirty_background_ratio"
+        echo 500 > "$fake/proc/sys/vm/dirty_writeback_centisecs"
+        echo 3000 > "$fake/proc/sys/vm/dirty_expire_centisecs"
+        echo 43200 > "$fake/proc/sys/vm/dirtytime_expire_seconds"
+        # 7:3 mounted twice, once on a path with a space (octal-escaped, as the kernel does)
+        cat > "$fake/proc/self/mountinfo" <<EOF
+22 27 0:21 / /proc rw,relatime - proc proc rw
+27 1 254:0 / / rw,relatime - ext4 /dev/vda rw
+40 27 7:3 / /mnt/fake3 rw,relatime shared:20 - ext4 /dev/loop3 rw
+41 27 7:3 / /srv/with\\040space rw,relatime shared:20 - ext4 /dev/loop3 rw
+EOF
+        add_bdi 7:3 loop3 100 4997017600
+        add_bdi 8:0 sda 50 2498508800
+        echo 1 > "$fake/sys/devices/virtual/block/sda/queue/rotational"
+}
+
+make_fake_root
+
+cat > "$tmp/wbtuned.conf" <<EOF
+# test configuration
+[daemon]
+tick = 200ms
+log_level = info
+
+[policy]
+mode = observe
+EOF
+cat > "$tmp/bad.conf" <<EOF
+[daemon]
+tick = banana
+EOF
+
+knobs_sum() { find "$fake/proc/sys" "$fake/sys/devices/virtual/bdi" -type f -exec md5sum {} + | sort | md5sum; }
+knobs_before=$(knobs_sum)
+
+# --- --check-config -----------------------------------------------------------------------
+"$WBTUNED" --check-config -c "$tmp/wbtuned.conf" > "$tmp/check.out" 2> "$tmp/check.err"
+rc=$?
+[[ $rc -eq 0 ]] || { cat "$tmp/check.err"; fail "--check-config on a good config: exit $rc"; }
+grep -Eq '^tick *= *200ms' "$tmp/check.out" || { cat "$tmp/check.out"; fail "--check-config does not print tick = 200ms"; }
+# the dump is itself a valid configuration
+cp "$tmp/check.out" "$tmp/dumped.conf"
+"$WBTUNED" --check-config -c "$tmp/dumped.conf" > /dev/null 2> "$tmp/check.err" ||
+        { cat "$tmp/check.err"; fail "--check-config output does not load back"; }
+ok "--check-config: good config exits 0 and prints a loadable config"
+
+mkdir -p "$tmp/dropin.conf.d"
+cp "$tmp/wbtuned.conf" "$tmp/dropin.conf"
+printf '[daemon]\ntick = 500ms\n' > "$tmp/dropin.conf.d/50-tick.conf"
+printf '[daemon]\ntick = 700ms\n' > "$tmp/dropin.conf.d/60-tick.conf"
+printf '[daemon]\ntick = banana\n' > "$tmp/dropin.conf.d/ignored.txt"
+"$WBTUNED" --check-config -c "$tmp/dropin.conf" > "$tmp/check.out" 2> "$tmp/check.err" ||
+        { cat "$tmp/check.err"; fail "--check-config with drop-ins failed"; }
+grep -Eq '^tick *= *700ms' "$tmp/check.out" || { cat "$tmp/check.out"; fail "drop-ins not merged in lexical order"; }
+ok "--check-config merges FILE.d/*.conf in order"
+
+"$WBTUNED" --check-config -c "$tmp/bad.conf" > "$tmp/check.out" 2> "$tmp/check.err"
+rc=$?
+[[ $rc -eq 1 ]] || { cat "$tmp/check.err"; fail "--check-config on a bad config: exit $rc, expected 1"; }
+grep -q "$tmp/bad.conf:2" "$tmp/check.err" || { cat "$tmp/check.err"; fail "--check-config error does not name bad.conf:2"; }
+ok "--check-config: bad config exits 1 naming file:line"
+
+"$WBTUNED" --check-config -c "$tmp/missing.conf" > /dev/null 2> "$tmp/check.err"
+rc=$?
+[[ $rc -eq 1 ]] || fail "--check-config on a missing file: exit $rc, expected 1"
+[[ -s $tmp/check.err ]] || fail "--check-config on a missing file: no message"
+ok "--check-config: missing file exits 1"
+
+# --- no /sys/class/bdi: one clear line, non-zero exit -----------------------------------
+mkdir -p "$tmp/empty/proc" "$tmp/empty/sys"
+cp -r "$fake/proc/." "$tmp/empty/proc/"
+"$WBTUNED" --root "$tmp/empty" --socket "$tmp/ctl-empty" -c "$tmp/wbtuned.conf" --dry-run \
+        > "$tmp/empty.out" 2> "$tmp/empty.err" < /dev/null
+rc=$?
+[[ $rc -ne 0 ]] || fail "started without /sys/class/bdi"
+[[ $(grep -c . "$tmp/empty.err") -eq 1 ]] || { cat "$tmp/empty.err"; fail "expected one error line without /sys/class/bdi"; }
+grep -q 'sys/class/bdi' "$tmp/empty.err" || { cat "$tmp/empty.err"; fail "the error does not name /sys/class/bdi"; }
+[[ -e $tmp/ctl-empty ]] && fail "left a socket behind"
+ok "no /sys/class/bdi: exit $rc, one line: $(cat "$tmp/empty.err")"
+
+# --- start the daemon under a fake systemd -----------------------------------------------
+"$PYTHON3" "$top_srcdir/tests/notify_listener.py" "$tmp/notify" --out "$tmp/notify.log" --timeout 120 &
+listener=$!
+push_cleanup "stop_pid $listener"
+wait_for_socket "$tmp/notify" 10 || fail "notify listener did not start"
+
+NOTIFY_SOCKET=$tmp/notify WATCHDOG_USEC=200000 \
+        "$WBTUNED" --root "$fake" --socket "$tmp/ctl" -c "$tmp/wbtuned.conf" --dry-run \
+        > "$tmp/daemon.out" 2> "$tmp/daemon.err" < /dev/null &
+daemon=$!
+push_cleanup "stop_pid $daemon"
+push_cleanup '[[ $_exit_rc -ne 0 && -s $tmp/daemon.err ]] && { echo "--- daemon stderr"; cat "$tmp/daemon.err"; }'
+
+daemon_alive() { kill -0 "$daemon" 2>/dev/null || fail "the daemon died; stderr: $(cat "$tmp/daemon.err")"; }
+
+wait_for_line "$tmp/notify.log" '^READY=1$' 10 || { daemon_alive; fail "no READY=1"; }
+ok "READY=1"
+wait_for_line "$tmp/notify.log" '^STATUS=.+' 5 || fail "no STATUS="
+ok "STATUS: $(grep -m1 '^STATUS=' "$tmp/notify.log")"
+wait_for_line "$tmp/notify.log" '^WATCHDOG=1$' 5 || fail "no WATCHDOG=1 within 5 s at WATCHDOG_USEC=200000"
+sleep 1
+n=$(grep -c '^WATCHDOG=1$' "$tmp/notify.log")
+[[ $n -ge 3 ]] || fail "only $n WATCHDOG=1 in over a second at WATCHDOG_USEC=200000 (expected one per 100 ms)"
+ok "WATCHDOG=1 x $n"
+[[ -S $tmp/ctl ]] || fail "no control socket at $tmp/ctl"
+
+ctl() { "$WBTUNECTL" --socket "$tmp/ctl" "$@"; }
+
+# poll VERB TIMEOUT_S PYEXPR: until `wbtunectl VERB --json` satisfies PYEXPR; output in $out.
+poll() {
+        local verb=$1 timeout_s=$2 expr=$3 i
+        for ((i = 0; i < timeout_s * 10; i++)); do
+                out=$(ctl "$verb" --json 2>/dev/null) && json_check "$out" "$expr" && return 0
+                sleep 0.1
+        done
+        return 1
+}
+
+# --- status ---------------------------------------------------------------------------------
+out=$(ctl status --json) || fail "wbtunectl status --json failed"
+check() { json_check "$out" "$1" || { echo "$out"; fail "$2"; }; }
+check 'j["n_devices"] == 2' "status: n_devices is not 2"
+check 'j["tick_ms"] == 200' "status: tick_ms is not 200"
+check 'j["dry_run"] is True' "status: dry_run is not true"
+check "j[\"global\"][\"dirty_bytes\"] == 2560 * $page" "status: global dirty_bytes is not nr_dirty pages"
+check "j[\"global\"][\"writeback_bytes\"] == 256 * $page" "status: global writeback_bytes is not nr_writeback pages"
+check "j[\"global\"][\"dirty_thresh_bytes\"] == 1219975 * $page" "status: dirty_thresh_bytes"
+check "j[\"global\"][\"mem_total_bytes\"] == 24683912 * $KiB" "status: mem_total_bytes"
+check 'j["global"]["knobs"]["dirty_ratio"] == 20 and j["global"]["knobs"]["dirty_background_ratio"] == 10' \
+        "status: vm knobs are not the fake ones"
+check 'j["global"]["knobs"]["dirty_expire_centisecs"] == 3000' "status: dirty_expire_centisecs"
+ok "status --json shows the fake global state"
+
+out=$(ctl status) || fail "wbtunectl status failed"
+[[ -n $out ]] || fail "wbtunectl status printed nothing"
+ok "status (text) answers"
+
+# --- devices -----------------------------------------------------------------------------------
+out=$(ctl devices --json) || fail "wbtunectl devices --json failed"
+check 'sorted(d["bdi"] for d in devices(j)) == ["7:3", "8:0"]' "devices: not exactly 7:3 and 8:0"
+check 'dev(j, "7:3")["name"] == "loop3"' "devices: 7:3 is not named loop3"
+check 'dev(j, "7:3")["fstype"] == "ext4"' "devices: 7:3 fstype is not ext4"
+check 'sorted(dev(j, "7:3")["mounts"]) == ["/mnt/fake3", "/srv/with space"]' \
+        "devices: 7:3 mounts are not /mnt/fake3 and '/srv/with space'"
+check 'dev(j, "7:3")["major"] == 7 and dev(j, "7:3")["minor"] == 3' "devices: 7:3 major/minor"
+check "dev(j, \"7:3\")[\"dirty_bytes\"] == 2048 * $KiB" "devices: 7:3 dirty_bytes is not BdiReclaimable"
+check "dev(j, \"7:3\")[\"writeback_bytes\"] == 512 * $KiB" "devices: 7:3 writeback_bytes is not BdiWriteback"
+check "dev(j, \"7:3\")[\"thresh_bytes\"] == 609948 * $KiB" "devices: 7:3 thresh_bytes is not BdiDirtyThresh"
+check "dev(j, \"7:3\")[\"wb_bw_bytes_per_s\"] == 51200 * $KiB" "devices: 7:3 wb_bw is not the root wb's WbWriteBandwidth"
+check 'dev(j, "7:3")["source"] == "debugfs"' "devices: 7:3 source is not debugfs"
+check 'dev(j, "7:3")["knobs"]["max_ratio"] == 100 and dev(j, "7:3")["knobs"]["max_bytes"] == 4997017600' \
+        "devices: 7:3 knobs are not the fake ones"
+check 'dev(j, "8:0")["knobs"]["max_ratio"] == 50 and dev(j, "8:0")["knobs"]["max_ratio_fine"] == 500000' \
+        "devices: 8:0 knobs are not the fake ones"
+check 'dev(j, "8:0")["knobs"]["strict_limit"] == 0 and dev(j, "8:0")["knobs"]["min_bytes"] == 0' \
+        "devices: 8:0 strict_limit/min_bytes"
+check 'dev(j, "8:0")["name"] == "sda" and dev(j, "8:0")["mounts"] == []' "devices: 8:0 is not an unmounted sda"
+check '"rotational" in dev(j, "8:0")["traits"] and "rotational" not in dev(j, "7:3")["traits"]' \
+        "devices: rotational trait wrong"
+ok "devices --json shows the fake devices with the fake files' values"
+
+out=$(ctl show /mnt/fake3 --json 2>&1) || fail "wbtunectl show /mnt/fake3 failed: $out"
+json_check "$out" '(j.get("device", j))["bdi"] == "7:3"' || { echo "$out"; fail "show /mnt/fake3 is not 7:3"; }
+ok "show finds a device by mount point"
+
+# --- a tick picks up changed counters ---------------------------------------------------
+write_stats 7:3 40960 1024
+poll devices 5 "dev(j, \"7:3\")[\"dirty_bytes\"] == 40960 * $KiB and dev(j, \"7:3\")[\"writeback_bytes\"] == 1024 * $KiB" ||
+        { echo "$out"; fail "a changed stats file was not seen within 5 s"; }
+ok "changed debugfs stats seen after a tick"
+sed -i 's/^nr_dirty 2560$/nr_dirty 5120/' "$fake/proc/vmstat"
+poll status 5 "j[\"global\"][\"dirty_bytes\"] == 5120 * $page" || { echo "$out"; fail "changed vmstat not seen"; }
+ok "changed vmstat seen after a tick"
+
+# --- hotplug: a bdi appears, then vanishes ------------------------------------------------------
+add_bdi 8:16 sdb 100 4997017600
+poll devices 5 'dev(j, "8:16") is not None and dev(j, "8:16")["name"] == "sdb"' ||
+        { echo "$out"; fail "new bdi 8:16 did not appear"; }
+ok "a new bdi appears"
+remove_bdi 8:16 sdb
+poll devices 5 'dev(j, "8:16") is None and dev(j, "7:3") is not None' || { echo "$out"; fail "removed bdi 8:16 did not vanish"; }
+ok "a removed bdi vanishes"
+daemon_alive
+
+# --- SIGHUP with a broken config keeps the running one -----------------------------------
+cp "$tmp/wbtuned.conf" "$tmp/good.conf"
+printf '[daemon]\ntick = banana\n' > "$tmp/wbtuned.conf"
+kill -HUP "$daemon"
+wait_for_line "$tmp/daemon.err" "$tmp/wbtuned.conf:2" 5 || fail "SIGHUP with a bad config: no file:line error logged"
+daemon_alive
+out=$(ctl status --json) || fail "status does not answer after a bad reload"
+check 'j["tick_ms"] == 200' "a bad reload changed tick_ms"
+ok "SIGHUP with a bad config: error logged, still running: $(grep -m1 "$tmp/wbtuned.conf:2" "$tmp/daemon.err")"
+
+# --- SIGHUP with a good config changes the tick -----------------------------------------------
+sed 's/^tick = 200ms$/tick = 300ms/' "$tmp/good.conf" > "$tmp/wbtuned.conf"
+kill -HUP "$daemon"
+poll status 5 'j["tick_ms"] == 300' || { echo "$out"; fail "SIGHUP with tick = 300ms: tick_ms did not change"; }
+ok "SIGHUP with a good config: tick 300 ms"
+t0=$(json_get "$out" 'j["ticks"]')
+sleep 1.5
+out=$(ctl status --json)
+t1=$(json_get "$out" 'j["ticks"]')
+[[ $((t1 - t0)) -ge 3 && $((t1 - t0)) -le 7 ]] || fail "ticks went $t0 -> $t1 in 1.5 s at 300 ms"
+ok "ticking at 300 ms ($t0 -> $t1 in 1.5 s)"
+
+# --- wbtunectl reload (root only) ----------------------------------------------------------
+if [[ $(id -u) -eq 0 ]]; then
+        sed 's/^tick = 200ms$/tick = 400ms/' "$tmp/good.conf" > "$tmp/wbtuned.conf"
+        ctl reload > "$tmp/reload.out" 2>&1 || { cat "$tmp/reload.out"; fail "wbtunectl reload failed"; }
+        out=$(ctl status --json)
+        check 'j["tick_ms"] == 400' "wbtunectl reload did not apply tick = 400ms"
+        ok "wbtunectl reload applies the new config"
+
+        printf '[daemon]\ntick = banana\n' > "$tmp/wbtuned.conf"
+        ctl reload > "$tmp/reload.out" 2>&1
+        rc=$?
+        [[ $rc -ne 0 ]] || fail "wbtunectl reload of a bad config exited 0"
+        grep -q "wbtuned.conf:2" "$tmp/reload.out" || { cat "$tmp/reload.out"; fail "reload error does not name wbtuned.conf:2"; }
+        out=$(ctl status --json) || fail "status does not answer after a bad wbtunectl reload"
+        check 'j["tick_ms"] == 400' "a bad wbtunectl reload changed tick_ms"
+        ok "wbtunectl reload of a bad config: exit $rc, $(head -n1 "$tmp/reload.out")"
+        cp "$tmp/good.conf" "$tmp/wbtuned.conf"
+fi
+
+# --- nothing was written under --root / --dry-run -------------------------------------------
+[[ $(knobs_sum) == "$knobs_before" ]] || fail "a knob file under the fake root changed"
+ok "no knob written"
+
+# --- SIGTERM: STOPPING=1, exit 0, socket removed ------------------------------------------
+kill -TERM "$daemon"
+wait "$daemon"
+rc=$?
+[[ $rc -eq 0 ]] || fail "SIGTERM: exit $rc"
+wait_for_line "$tmp/notify.log" '^STOPPING=1$' 2 || fail "no STOPPING=1"
+[[ -e $tmp/ctl ]] && fail "the control socket was not removed"
+ok "SIGTERM: STOPPING=1, exit 0, socket removed"
+
+# --- wbtunectl with no daemon: exit 3, one line ---------------------------------------------
+ctl status > "$tmp/out" 2> "$tmp/err"
+rc=$?
+[[ $rc -eq 3 ]] || fail "wbtunectl with no daemon: exit $rc, expected 3"
+[[ $(grep -c . "$tmp/err") -eq 1 ]] || { cat "$tmp/err"; fail "wbtunectl with no daemon: not one line"; }
+ok "wbtunectl with no daemon: exit 3: $(cat "$tmp/err")"
+exit 0
