@@ -623,13 +623,70 @@ static void test_strings(void) {
         CHECK_STREQ(traits_to_string(BDI_TRAIT_ROTATIONAL, buf, sizeof(buf)), "");
 }
 
-/* WBTUNED_TEST_LIVE=1: print what the live system looks like (not a test). */
-static void show_live(void) {
+/* tests/fake/linux-6.18: files copied from this kernel (vda 254:0), parsed as they come. */
+static void test_captured_tree(void) {
+        const char *srcdir = getenv("top_srcdir");
+        char dir[4096];
         observe_ctx *ctx = NULL;
         sample s = {};
-        char traits[64], b1[32], b2[32];
+        const bdi_device *d;
 
-        if (observe_new(NULL, false, &ctx) < 0 || observe_sample(ctx, &s) < 0)
+        if (srcdir)
+                snprintf(dir, sizeof(dir), "%s/tests/fake/linux-6.18", srcdir);
+        else
+                snprintf(dir, sizeof(dir), "%.*s/fake/linux-6.18", (int) (strrchr(__FILE__, '/') - __FILE__), __FILE__);
+        if (access(dir, F_OK) < 0) {
+                printf("# skipping captured tree, %s not found (set top_srcdir)\n", dir);
+                return;
+        }
+
+        CHECK(observe_new(dir, true, &ctx) == 0);
+        CHECK(observe_sample_at(ctx, 5, &s) == 0);
+        CHECK(s.debugfs);
+        CHECK_EQ_U64(s.global.dirty_bytes, 41435 * page_size);
+        CHECK_EQ_U64(s.global.writeback_bytes, 61440 * page_size);
+        CHECK_EQ_U64(s.global.dirty_thresh_bytes, 102400 * page_size);
+        CHECK_EQ_U64(s.global.background_thresh_bytes, 51200 * page_size);
+        CHECK_EQ_U64(s.global.dirtied_total_bytes, 321164 * page_size);
+        CHECK_EQ_U64(s.global.written_total_bytes, 189219 * page_size);
+        CHECK_EQ_U64(s.global.mem_total_bytes, 24684084ULL * 1024);
+        CHECK_EQ_U64(s.global.mem_available_bytes, 24308300ULL * 1024);
+        CHECK_EQ_U64(s.global.knobs.dirty_bytes, 419430400);
+        CHECK_EQ_U64(s.global.knobs.dirty_background_bytes, 209715200);
+        CHECK_EQ_U64(s.global.knobs.dirty_ratio, 0);
+        CHECK_EQ_U64(s.global.knobs.dirty_expire_centisecs, 3000);
+
+        CHECK_EQ_U64(s.n_devices, 1);
+        d = DEV(&s, "254:0");
+        CHECK_STREQ(d->name, "vda");
+        CHECK_STREQ(d->fstype, "ext4");
+        CHECK_EQ_U64(d->n_mounts, 1);
+        CHECK_STREQ(d->mounts[0], "/");
+        CHECK_EQ_U64(d->traits, BDI_TRAIT_ROTATIONAL);
+        CHECK_STREQ(d->model, "");
+        CHECK_EQ_U64(d->knobs.have, 0x7f);
+        CHECK_EQ_U64(d->knobs.max_bytes, 419430400);
+        CHECK_EQ_U64(d->knobs.max_ratio_fine, 1000000);
+        CHECK(d->source == STATS_SOURCE_DEBUGFS);
+        CHECK_EQ_U64(d->writeback_bytes, 28 * 1024);
+        CHECK_EQ_U64(d->dirty_bytes, 896 * 1024);
+        CHECK_EQ_U64(d->thresh_bytes, 30388 * 1024);
+        CHECK_EQ_U64(d->dirtied_total_bytes, 669248ULL * 1024);
+        CHECK_EQ_U64(d->written_total_bytes, 551988ULL * 1024);
+        CHECK_EQ_U64(d->kernel_bw_bytes_per_s, 2000 * 1024);
+        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 2000 * 1024);
+        CHECK_EQ_U64(d->backlog_bytes, 924 * 1024);
+        sample_done(&s);
+        observe_free(ctx);
+}
+
+/* WBTUNED_TEST_LIVE=1 (or =mount to mount debugfs if missing): print what the live system looks like. */
+static void show_live(const char *mode) {
+        observe_ctx *ctx = NULL;
+        sample s = {};
+        char traits[64], b0[32], b1[32], b2[32];
+
+        if (observe_new(NULL, strcmp(mode, "mount") == 0, &ctx) < 0 || observe_sample(ctx, &s) < 0)
                 return;
         sample_done(&s);
         usleep(200000);
@@ -640,10 +697,11 @@ static void show_live(void) {
         for (size_t i = 0; i < s.n_devices; i++) {
                 const bdi_device *d = &s.devices[i];
 
-                printf("# %-8s %-24s fs=%-6s mounts=%zu%s%s model='%s' traits=%s src=%s wb_bw=%s/s backlog=%s %.3fs have=%#x\n",
+                printf("# %-8s %-24s fs=%-6s mounts=%zu%s%s model='%s' traits=%s src=%s written=%s wb_bw=%s/s backlog=%s %.3fs have=%#x\n",
                        d->bdi, d->name, d->fstype, d->n_mounts, d->n_mounts ? " first=" : "",
                        d->n_mounts ? d->mounts[0] : "", d->model,
                        traits_to_string(d->traits, traits, sizeof(traits)), stats_source_to_string(d->source),
+                       format_bytes(b0, sizeof(b0), d->written_total_bytes),
                        format_bytes(b1, sizeof(b1), d->wb_bw_bytes_per_s),
                        format_bytes(b2, sizeof(b2), d->backlog_bytes), d->backlog_s, d->knobs.have);
         }
@@ -657,7 +715,7 @@ int main(void) {
 
         page_size = (uint64_t) sysconf(_SC_PAGESIZE);
         if (getenv("WBTUNED_TEST_LIVE"))
-                show_live();
+                show_live(getenv("WBTUNED_TEST_LIVE"));
 
         if (!mkdtemp(root)) {
                 perror("mkdtemp");
@@ -682,6 +740,7 @@ int main(void) {
         observe_free(ctx);
 
         test_global_errors();
+        test_captured_tree();
 
         if (!getenv("WBTUNED_TEST_KEEP"))
                 rm_rf("");
