@@ -1,0 +1,336 @@
+/* The tuning policy: a pure function of samples, config and its own carried state (no I/O). */
+#include "policy.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+#define MB (1024ULL * 1024ULL)
+#define BW_FLOOR_BYTES_PER_S (1 * MB)       /* an idle or unknown device is never assumed slower */
+#define BW_BUSY_TICKS 2                     /* queued work >= this many ticks of writing = saturated */
+#define STRICT_SHARE_DIVISOR 4              /* strict_limit when the cap is <= limit / 4 */
+#define SLEW_DOWN_DIVISOR 2                 /* thresholds at most halve per tick ... */
+#define SLEW_UP_FACTOR 4                    /* ... and at most quadruple */
+#define HYSTERESIS_PERCENT 10               /* smaller changes are not worth a write */
+#define MIN_SUM_PERCENT 50                  /* all min_bytes together stay below half the limit */
+#define FAST_FLUSH_BELOW_BYTES (32 * MB)    /* tiny limits: wake the flusher every second */
+
+static const char *const knob_names[_KNOB_MAX] = {
+        [KNOB_DIRTY_BYTES] = "dirty_bytes",
+        [KNOB_DIRTY_BACKGROUND_BYTES] = "dirty_background_bytes",
+        [KNOB_DIRTY_WRITEBACK_CENTISECS] = "dirty_writeback_centisecs",
+        [KNOB_DIRTY_EXPIRE_CENTISECS] = "dirty_expire_centisecs",
+        [KNOB_MIN_BYTES] = "min_bytes",
+        [KNOB_MAX_BYTES] = "max_bytes",
+        [KNOB_STRICT_LIMIT] = "strict_limit",
+};
+
+const char *knob_name(knob_id k) {
+        return k < _KNOB_MAX ? knob_names[k] : "?";
+}
+
+static void want(knob_decision *k, uint64_t value, const char *format, ...) __attribute__((format(printf, 3, 4)));
+static void want(knob_decision *k, uint64_t value, const char *format, ...) {
+        va_list ap;
+
+        k->wanted = true;
+        k->value = value;
+        va_start(ap, format);
+        vsnprintf(k->reason, sizeof k->reason, format, ap);
+        va_end(ap);
+}
+
+static uint64_t mul_div(uint64_t a, uint64_t b, uint64_t c) {
+        unsigned __int128 r = (unsigned __int128) a * b / (c ? c : 1);
+
+        return r > UINT64_MAX ? UINT64_MAX : (uint64_t) r;
+}
+
+static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi) {
+        return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* Move from prev toward target by a bounded step; prev == 0 means no previous value. */
+static uint64_t slew(uint64_t prev, uint64_t target) {
+        if (prev == 0)
+                return target;
+        if (target < prev)
+                return MAX(target, prev / SLEW_DOWN_DIVISOR);
+        if (prev > UINT64_MAX / SLEW_UP_FACTOR)
+                return target;
+        return MIN(target, prev * SLEW_UP_FACTOR);
+}
+
+/* Keep prev when target is within the hysteresis band around it. */
+static uint64_t settle(uint64_t prev, uint64_t target) {
+        uint64_t band = prev / 100 * HYSTERESIS_PERCENT;
+
+        if (prev != 0 && target + band >= prev && target <= prev + band)
+                return prev;
+        return target;
+}
+
+static policy_device_state *state_device(policy_state *st, const char *bdi) {
+        policy_device_state *d;
+
+        for (size_t i = 0; i < st->n_devices; i++)
+                if (strcmp(st->devices[i].bdi, bdi) == 0)
+                        return &st->devices[i];
+        d = realloc(st->devices, (st->n_devices + 1) * sizeof *d);
+        if (!d)
+                return NULL;
+        st->devices = d;
+        d = &st->devices[st->n_devices++];
+        *d = (policy_device_state) {};
+        snprintf(d->bdi, sizeof d->bdi, "%s", bdi);
+        return d;
+}
+
+/* Forget devices that left the sample, so a new device with a reused name starts fresh. */
+static void state_prune(policy_state *st, const sample *s) {
+        size_t kept = 0;
+
+        for (size_t i = 0; i < st->n_devices; i++) {
+                bool present = false;
+
+                for (size_t j = 0; j < s->n_devices && !present; j++)
+                        present = strcmp(st->devices[i].bdi, s->devices[j].bdi) == 0;
+                if (present)
+                        st->devices[kept++] = st->devices[i];
+        }
+        st->n_devices = kept;
+}
+
+/* The device wrote at full speed this tick: it has more queued than it wrote in BW_BUSY_TICKS ticks
+ * and writeback is in flight. Otherwise the written rate is the application's, not the device's. */
+static bool device_saturated(const bdi_device *d, uint64_t tick_usec) {
+        uint64_t queued_needed;
+
+        if (!d->seen_before || d->write_bw_bytes_per_s == 0 || d->writeback_bytes == 0)
+                return false;
+        queued_needed = mul_div(d->write_bw_bytes_per_s, BW_BUSY_TICKS * tick_usec, 1000000);
+        return d->backlog_bytes >= queued_needed;
+}
+
+static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint64_t tick_usec) {
+        if (device_saturated(d, tick_usec)) {
+                /* equal-weight average with the last estimate: follows a change within two ticks */
+                if (ds->bw_bytes_per_s == 0)
+                        ds->bw_bytes_per_s = d->write_bw_bytes_per_s;
+                else
+                        ds->bw_bytes_per_s = (ds->bw_bytes_per_s + d->write_bw_bytes_per_s) / 2;
+                ds->measured = true;
+        } else if (!ds->measured) {
+                /* never seen saturated: the kernel's estimate (it starts at 100 MB/s) is all we have */
+                ds->bw_bytes_per_s = d->wb_bw_bytes_per_s ? d->wb_bw_bytes_per_s : d->kernel_bw_bytes_per_s;
+        } else if (d->write_bw_bytes_per_s > ds->bw_bytes_per_s) {
+                /* written faster than we thought, even unsaturated: it is at least that fast */
+                ds->bw_bytes_per_s = d->write_bw_bytes_per_s;
+        }
+        ds->bw_bytes_per_s = MAX(ds->bw_bytes_per_s, BW_FLOOR_BYTES_PER_S);
+}
+
+static bool device_active_now(const bdi_device *d) {
+        return d->backlog_bytes > 0 || d->dirty_rate_bytes_per_s > 0 || d->write_bw_bytes_per_s > 0;
+}
+
+static uint64_t device_backlog_ms(const config *c, const device_config *dc) {
+        return dc && dc->backlog_ms ? dc->backlog_ms : c->backlog_ms;
+}
+
+/* The global limit the kernel would use without us: the first one we saw. */
+static uint64_t original_limit(policy_state *st, const sample *s) {
+        if (st->original_dirty_limit_bytes == 0)
+                st->original_dirty_limit_bytes = s->global.dirty_thresh_bytes;
+        return st->original_dirty_limit_bytes;
+}
+
+static void decide_global_limits(const sample *s, const config *c, policy_state *st, uint64_t demand_bytes,
+                                 size_t n_active, decision *out) {
+        char a[16];
+        uint64_t target, limit, ceiling, background;
+        const char *why;
+
+        ceiling = c->max_dirty_bytes ? c->max_dirty_bytes : original_limit(st, s);
+        if (c->dirty_bytes) {
+                target = c->dirty_bytes;
+                why = "pinned by the configuration";
+        } else if (n_active > 0) {
+                target = clamp_u64(demand_bytes, c->min_dirty_bytes, MAX(ceiling, c->min_dirty_bytes));
+                why = target == demand_bytes ? "sum of active devices' bandwidth x backlog target"
+                    : target == c->min_dirty_bytes ? "sum of bandwidth x target, raised to min_dirty_bytes"
+                    : "sum of bandwidth x target, capped at the ceiling";
+        } else if (st->dirty_bytes) {
+                target = st->dirty_bytes;
+                why = "no device active: keeping the last limit";
+        } else
+                return;  /* nothing written yet: no opinion */
+
+        limit = settle(st->dirty_bytes, slew(st->dirty_bytes ? st->dirty_bytes : original_limit(st, s), target));
+        st->dirty_bytes = limit;
+        if (limit != target)
+                want(&out->global[KNOB_DIRTY_BYTES], limit, "%s: heading for %s in bounded steps",
+                     why, format_bytes(a, sizeof a, target));
+        else
+                want(&out->global[KNOB_DIRTY_BYTES], limit, "%s (demand %s)", why,
+                     format_bytes(a, sizeof a, demand_bytes));
+
+        if (c->dirty_background_bytes && c->dirty_background_bytes < limit) {
+                background = c->dirty_background_bytes;
+                want(&out->global[KNOB_DIRTY_BACKGROUND_BYTES], background, "pinned by the configuration");
+        } else {
+                /* the kernel's own default proportion: background is half the limit (10 % of 20 %) */
+                background = MAX(limit / 2, 4096);
+                want(&out->global[KNOB_DIRTY_BACKGROUND_BYTES], background, "half of dirty_bytes %s",
+                     format_bytes(a, sizeof a, limit));
+        }
+        st->dirty_background_bytes = background;
+}
+
+static void decide_intervals(const sample *s, const config *c, const policy_state *st, decision *out) {
+        uint64_t limit = st->dirty_bytes ? st->dirty_bytes : s->global.dirty_thresh_bytes;
+        char a[16];
+
+        want(&out->global[KNOB_DIRTY_EXPIRE_CENTISECS], c->max_age_ms / 10, "max_age %" PRIu64 " ms", c->max_age_ms);
+        if (limit > 0 && limit < FAST_FLUSH_BELOW_BYTES)
+                want(&out->global[KNOB_DIRTY_WRITEBACK_CENTISECS], 100,
+                     "limit %s is tiny: wake the flusher every second", format_bytes(a, sizeof a, limit));
+        else
+                want(&out->global[KNOB_DIRTY_WRITEBACK_CENTISECS], MIN(500, MAX(100, c->max_age_ms / 10 / 6)),
+                     "a sixth of max_age, at most the kernel's 5 s");
+}
+
+static void decide_device(const device_config *dc, const config *c, policy_device_state *ds,
+                          uint64_t limit, device_decision *dd) {
+        knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
+        knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
+        knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+        uint64_t target_ms = device_backlog_ms(c, dc), cap, floor;
+        char a[16], b[16];
+        bool strict;
+
+        if (dc && dc->min_bytes)
+                want(kmin, MIN(dc->min_bytes, limit), "min_bytes from [device \"%s\"]", dc->match);
+
+        if (!ds->measured && !(dc && dc->max_bytes))
+                return;  /* never saw it write at full speed: no basis for a cap */
+
+        floor = c->min_device_bytes;
+        cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
+        snprintf(kmax->reason, sizeof kmax->reason, "bandwidth %s/s x %.1f s target",
+                 format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
+        if (dc && dc->max_bytes && dc->max_bytes < cap) {
+                cap = dc->max_bytes;
+                snprintf(kmax->reason, sizeof kmax->reason, "max_bytes from [device \"%s\"]", dc->match);
+        }
+        if (cap >= limit) {
+                ds->max_bytes = 0;
+                ds->strict = false;
+                return;  /* the global limit already bounds it */
+        }
+
+        cap = settle(ds->max_bytes, slew(ds->max_bytes ? ds->max_bytes : limit, cap));
+        ds->max_bytes = cap;
+        kmax->wanted = true;
+        kmax->value = cap;
+
+        if (dc && dc->strict_limit != TRISTATE_AUTO) {
+                strict = dc->strict_limit == TRISTATE_YES;
+                want(kstrict, strict, "strict_limit from [device \"%s\"]", dc->match);
+        } else {
+                strict = cap <= limit / STRICT_SHARE_DIVISOR;
+                if (strict)
+                        want(kstrict, 1, "cap %s is far below the global limit %s: enforce it even below freerun",
+                             format_bytes(a, sizeof a, cap), format_bytes(b, sizeof b, limit));
+        }
+        ds->strict = strict;
+}
+
+/* The kernel refuses min ratios summing to 100 %; keep all minimums within half of the limit. */
+static void scale_minimums(decision *out, uint64_t limit) {
+        uint64_t sum = 0, allowed = limit / 100 * MIN_SUM_PERCENT;
+
+        for (size_t i = 0; i < out->n_devices; i++) {
+                knob_decision *k = &out->devices[i].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+                if (k->wanted)
+                        sum += k->value;
+        }
+        if (sum <= allowed)
+                return;
+        for (size_t i = 0; i < out->n_devices; i++) {
+                knob_decision *k = &out->devices[i].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+                size_t len;
+
+                if (!k->wanted)
+                        continue;
+                k->value = mul_div(k->value, allowed, sum);
+                len = strlen(k->reason);
+                snprintf(k->reason + len, sizeof k->reason - len, ", scaled down: all minimums within %d %% of the limit",
+                         MIN_SUM_PERCENT);
+        }
+}
+
+int policy_decide(const sample *s, const config *c, policy_state *st, decision *out) {
+        uint64_t tick_usec = c->tick_ms * 1000, demand_bytes = 0, limit;
+        size_t n_active = 0;
+
+        *out = (decision) {};
+        out->devices = calloc(MAX(s->n_devices, 1), sizeof *out->devices);
+        if (!out->devices)
+                return -ENOMEM;
+        out->n_devices = s->n_devices;
+        state_prune(st, s);
+
+        /* pass 1: bandwidth and activity per device, and the demand they add up to */
+        for (size_t i = 0; i < s->n_devices; i++) {
+                const bdi_device *d = &s->devices[i];
+                const device_config *dc = config_find_device(c, d->name, d->major, d->minor, d->traits);
+                device_decision *dd = &out->devices[i];
+                policy_device_state *ds = state_device(st, d->bdi);
+
+                if (!ds)
+                        return -ENOMEM;
+                snprintf(dd->bdi, sizeof dd->bdi, "%s", d->bdi);
+                dd->managed = !dc || dc->manage;
+                if (!dd->managed)
+                        continue;
+                update_bandwidth(ds, d, tick_usec);
+                dd->bw_bytes_per_s = ds->bw_bytes_per_s;
+                if (device_active_now(d)) {
+                        ds->last_active_usec = s->time_usec;
+                        ds->ever_active = true;
+                }
+                dd->active = device_active_now(d);
+                if (dd->active) {
+                        demand_bytes += mul_div(ds->bw_bytes_per_s, device_backlog_ms(c, dc), 1000);
+                        n_active++;
+                }
+        }
+
+        decide_global_limits(s, c, st, demand_bytes, n_active, out);
+        decide_intervals(s, c, st, out);
+        limit = st->dirty_bytes ? st->dirty_bytes : s->global.dirty_thresh_bytes;
+
+        /* pass 2: per-device caps against the limit we are heading for */
+        for (size_t i = 0; i < s->n_devices; i++) {
+                const bdi_device *d = &s->devices[i];
+                const device_config *dc = config_find_device(c, d->name, d->major, d->minor, d->traits);
+                device_decision *dd = &out->devices[i];
+
+                if (dd->managed)
+                        decide_device(dc, c, state_device(st, d->bdi), limit, dd);
+        }
+        scale_minimums(out, limit);
+        return 0;
+}
+
+void decision_done(decision *d) {
+        free(d->devices);
+        *d = (decision) {};
+}
+
+void policy_state_done(policy_state *s) {
+        free(s->devices);
+        *s = (policy_state) {};
+}

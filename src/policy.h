@@ -1,0 +1,72 @@
+/* The tuning policy: a pure function of samples, config and its own carried state (no I/O). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "observe.h"
+
+/* Knobs the daemon may write. Global ones live in /proc/sys/vm, device ones in /sys/class/bdi/<bdi>/. */
+typedef enum knob_id {
+        KNOB_DIRTY_BYTES,
+        KNOB_DIRTY_BACKGROUND_BYTES,
+        KNOB_DIRTY_WRITEBACK_CENTISECS,
+        KNOB_DIRTY_EXPIRE_CENTISECS,
+        _KNOB_GLOBAL_MAX,
+        KNOB_MIN_BYTES = _KNOB_GLOBAL_MAX,
+        KNOB_MAX_BYTES,
+        KNOB_STRICT_LIMIT,
+        _KNOB_MAX,
+} knob_id;
+#define KNOB_DEVICE_FIRST KNOB_MIN_BYTES
+#define KNOB_DEVICE_COUNT (_KNOB_MAX - KNOB_DEVICE_FIRST)
+
+typedef struct knob_decision {
+        bool wanted;               /* false: the policy has no opinion; leave/restore the original */
+        uint64_t value;            /* bytes, centisecs or 0/1 */
+        char reason[192];          /* for people: "bandwidth 8.1M/s x 2 s target" */
+} knob_decision;
+
+typedef struct device_decision {
+        char bdi[64];
+        bool managed;              /* false: excluded by config (manage = no) or never active */
+        bool active;               /* wrote or held dirty data recently */
+        uint64_t bw_bytes_per_s;   /* the bandwidth estimate the policy used */
+        knob_decision knobs[KNOB_DEVICE_COUNT];   /* index: knob - KNOB_DEVICE_FIRST */
+} device_decision;
+
+typedef struct decision {
+        knob_decision global[_KNOB_GLOBAL_MAX];
+        device_decision *devices;  /* same order as the sample's devices */
+        size_t n_devices;
+} decision;
+
+/* What the policy remembers between ticks, per device and globally. Owned by the caller. */
+typedef struct policy_device_state {
+        char bdi[64];
+        uint64_t bw_bytes_per_s;        /* smoothed estimate; 0 = unknown */
+        uint64_t last_active_usec;      /* when it last held or moved data */
+        uint64_t max_bytes;             /* last desired cap (for slew), 0 = none */
+        bool strict;                    /* last desired strict_limit */
+        bool measured;                  /* bw_bytes_per_s comes from a saturated tick, not the kernel's guess */
+        bool ever_active;
+} policy_device_state;
+
+typedef struct policy_state {
+        uint64_t dirty_bytes;            /* last desired global limit (for slew), 0 = none yet */
+        uint64_t dirty_background_bytes;
+        uint64_t original_dirty_limit_bytes;  /* the kernel's limit before we changed anything */
+        policy_device_state *devices;
+        size_t n_devices;
+} policy_state;
+
+/* One tick of the policy: from the sample, the config and the previous state, fill *out and
+ * update *state. Pure: no I/O, no clock (the sample's time_usec is "now"). 0 or -ENOMEM. */
+int policy_decide(const sample *s, const config *c, policy_state *state, decision *out);
+
+void decision_done(decision *d);
+void policy_state_done(policy_state *s);
+
+const char *knob_name(knob_id k);   /* "dirty_bytes", "max_bytes", ... (the kernel file name) */

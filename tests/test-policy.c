@@ -1,0 +1,308 @@
+/* Unit tests for the policy: hand-written sample sequences in, knob decisions out. */
+#include "policy.h"
+#include "util.h"
+#include "tap.h"
+
+#include <string.h>
+
+#define MB (1024ULL * 1024ULL)
+#define TICK_USEC 1000000ULL
+
+/* A two-device machine: a fast disk and a slow stick, both idle, kernel limit 4.6G. */
+typedef struct fixture {
+        sample s;
+        bdi_device dev[2];
+        config c;
+        policy_state st;
+        decision d;
+} fixture;
+
+static void fixture_init(fixture *f) {
+        memset(f, 0, sizeof *f);
+        config_init(&f->c);
+        f->c.tick_ms = 1000;
+        f->s.time_usec = 10 * TICK_USEC;
+        f->s.global.dirty_thresh_bytes = 4600 * MB;
+        f->s.global.background_thresh_bytes = 2300 * MB;
+        f->s.global.knobs.dirty_ratio = 20;
+        f->s.global.knobs.dirty_background_ratio = 10;
+        f->s.global.knobs.dirty_writeback_centisecs = 500;
+        f->s.global.knobs.dirty_expire_centisecs = 3000;
+        snprintf(f->dev[0].bdi, sizeof f->dev[0].bdi, "8:0");
+        snprintf(f->dev[0].name, sizeof f->dev[0].name, "sda");
+        f->dev[0].major = 8;
+        snprintf(f->dev[1].bdi, sizeof f->dev[1].bdi, "8:16");
+        snprintf(f->dev[1].name, sizeof f->dev[1].name, "sdb");
+        f->dev[1].major = 8;
+        f->dev[1].minor = 16;
+        f->dev[1].traits = BDI_TRAIT_USB | BDI_TRAIT_REMOVABLE;
+        for (int i = 0; i < 2; i++) {
+                f->dev[i].wb_bw_bytes_per_s = 100 * MB;  /* the kernel's initial guess */
+                f->dev[i].seen_before = true;
+        }
+        f->s.devices = f->dev;
+        f->s.n_devices = 2;
+}
+
+static void fixture_done(fixture *f) {
+        decision_done(&f->d);
+        policy_state_done(&f->st);
+}
+
+/* Device i writes bw per second with backlog queued and writeback in flight. */
+static void flood(bdi_device *d, uint64_t bw, uint64_t backlog) {
+        d->write_bw_bytes_per_s = bw;
+        d->dirty_rate_bytes_per_s = bw;
+        d->writeback_bytes = MIN(backlog, 8 * MB);
+        d->dirty_bytes = backlog - d->writeback_bytes;
+        d->backlog_bytes = backlog;
+}
+
+static void idle(bdi_device *d) {
+        d->write_bw_bytes_per_s = d->dirty_rate_bytes_per_s = 0;
+        d->writeback_bytes = d->dirty_bytes = d->backlog_bytes = 0;
+}
+
+static int tick(fixture *f) {
+        decision_done(&f->d);
+        f->s.time_usec += TICK_USEC;
+        return policy_decide(&f->s, &f->c, &f->st, &f->d);
+}
+
+static const knob_decision *dev_knob(const fixture *f, size_t i, knob_id k) {
+        return &f->d.devices[i].knobs[k - KNOB_DEVICE_FIRST];
+}
+
+static void test_idle_machine_has_no_opinion(void) {
+        fixture f;
+
+        fixture_init(&f);
+        idle(&f.dev[0]);
+        idle(&f.dev[1]);
+        CHECK(tick(&f) == 0);
+        CHECK(!f.d.global[KNOB_DIRTY_BYTES].wanted);
+        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        CHECK(!dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
+        CHECK(!dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted);
+        /* the defaults ask for the kernel's own intervals */
+        CHECK_EQ_U64(f.d.global[KNOB_DIRTY_EXPIRE_CENTISECS].value, 3000);
+        CHECK_EQ_U64(f.d.global[KNOB_DIRTY_WRITEBACK_CENTISECS].value, 500);
+        fixture_done(&f);
+}
+
+static void test_slow_device_alone_is_bounded_by_the_limit(void) {
+        fixture f;
+
+        fixture_init(&f);
+        for (int n = 0; n < 10; n++) {
+                flood(&f.dev[1], 8 * MB, 300 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        /* 8 MB/s x 2 s is the whole demand: the global limit itself holds the stick to 16M */
+        CHECK_EQ_U64(f.d.devices[1].bw_bytes_per_s, 8 * MB);
+        CHECK_EQ_U64(f.d.global[KNOB_DIRTY_BYTES].value, 16 * MB);
+        CHECK_EQ_U64(f.d.global[KNOB_DIRTY_BACKGROUND_BYTES].value, 8 * MB);
+        CHECK(!dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
+        fixture_done(&f);
+}
+
+static void test_slow_device_gets_strict_cap(void) {
+        fixture f;
+
+        fixture_init(&f);
+        /* the stick writes 8 MB/s with 300 MB queued: saturated; the disk takes 50 MB/s easily */
+        for (int n = 0; n < 10; n++) {
+                flood(&f.dev[0], 50 * MB, 1 * MB);
+                flood(&f.dev[1], 8 * MB, 300 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        CHECK_EQ_U64(f.d.devices[1].bw_bytes_per_s, 8 * MB);
+        /* the disk keeps the kernel's 100 MB/s guess: 200M + 16M of demand */
+        CHECK_EQ_U64(f.d.devices[0].bw_bytes_per_s, 100 * MB);
+        CHECK_EQ_U64(f.d.global[KNOB_DIRTY_BYTES].value, 216 * MB);
+        CHECK(dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
+        CHECK(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+        CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "8.0M/s x 2.0 s") != NULL);
+        /* the disk is not saturated, so there is no measured basis to cap it */
+        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        fixture_done(&f);
+}
+
+static void test_reacts_within_two_ticks(void) {
+        fixture f;
+
+        fixture_init(&f);
+        flood(&f.dev[1], 8 * MB, 100 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK(tick(&f) == 0);
+        CHECK(dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
+        CHECK(f.d.global[KNOB_DIRTY_BYTES].wanted);
+        fixture_done(&f);
+}
+
+static void test_unsaturated_device_is_not_capped(void) {
+        fixture f;
+
+        fixture_init(&f);
+        /* an application writing 8 MB/s to a fast disk: little queued, so 8 MB/s says nothing */
+        for (int n = 0; n < 5; n++) {
+                flood(&f.dev[0], 8 * MB, 1 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        CHECK_EQ_U64(f.d.devices[0].bw_bytes_per_s, 100 * MB);
+        fixture_done(&f);
+}
+
+static void test_fast_and_slow_together(void) {
+        fixture f;
+
+        fixture_init(&f);
+        for (int n = 0; n < 15; n++) {
+                flood(&f.dev[0], 120 * MB, 400 * MB);
+                flood(&f.dev[1], 8 * MB, 300 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        /* limit = (120 + 8) x 2 s */
+        CHECK_EQ_U64(f.d.global[KNOB_DIRTY_BYTES].value, 256 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+        /* 240M of the 256M limit is no cap worth enforcing strictly */
+        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted);
+        fixture_done(&f);
+}
+
+static void test_step_input_does_not_oscillate(void) {
+        uint64_t prev_limit = 0, prev_cap = 0;
+        unsigned changes_late = 0;
+        fixture f;
+
+        fixture_init(&f);
+        for (int n = 0; n < 60; n++) {
+                flood(&f.dev[0], 120 * MB, 400 * MB);
+                /* measurement noise of +-5 % around 8 MB/s */
+                flood(&f.dev[1], (n % 2 ? 84 : 76) * MB / 10, 300 * MB);
+                CHECK(tick(&f) == 0);
+                if (n >= 20) {
+                        changes_late += f.d.global[KNOB_DIRTY_BYTES].value != prev_limit;
+                        changes_late += dev_knob(&f, 1, KNOB_MAX_BYTES)->value != prev_cap;
+                }
+                prev_limit = f.d.global[KNOB_DIRTY_BYTES].value;
+                prev_cap = dev_knob(&f, 1, KNOB_MAX_BYTES)->value;
+        }
+        CHECK_EQ_U64(changes_late, 0);
+        fixture_done(&f);
+}
+
+static void test_pinned_limit_is_slewed(void) {
+        uint64_t prev = 4600 * MB;
+        bool bounded = true;
+        fixture f;
+        int n;
+
+        fixture_init(&f);
+        f.c.dirty_bytes = 1 * MB;
+        for (n = 0; n < 20; n++) {
+                uint64_t v;
+
+                flood(&f.dev[0], 120 * MB, 1 * MB);
+                CHECK(tick(&f) == 0);
+                v = f.d.global[KNOB_DIRTY_BYTES].value;
+                bounded = bounded && v >= prev / 2 && v <= prev;
+                prev = v;
+        }
+        CHECK(bounded);
+        CHECK_EQ_U64(prev, 1 * MB);
+        CHECK(strstr(f.d.global[KNOB_DIRTY_BYTES].reason, "pinned") != NULL);
+        /* tiny limit: the flusher wakes every second */
+        CHECK_EQ_U64(f.d.global[KNOB_DIRTY_WRITEBACK_CENTISECS].value, 100);
+        fixture_done(&f);
+}
+
+static void test_manage_no_and_device_overrides(void) {
+        fixture f;
+
+        fixture_init(&f);
+        f.c.n_devices = 2;
+        snprintf(f.c.devices[0].match, sizeof f.c.devices[0].match, "sda");
+        f.c.devices[0].manage = false;
+        f.c.devices[0].strict_limit = TRISTATE_AUTO;
+        snprintf(f.c.devices[1].match, sizeof f.c.devices[1].match, "usb");
+        f.c.devices[1].manage = true;
+        f.c.devices[1].max_bytes = 8 * MB;
+        f.c.devices[1].min_bytes = 1 * MB;
+        f.c.devices[1].strict_limit = TRISTATE_NO;
+        for (int n = 0; n < 10; n++) {
+                flood(&f.dev[0], 8 * MB, 300 * MB);
+                flood(&f.dev[1], 8 * MB, 300 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        CHECK(!f.d.devices[0].managed);
+        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 8 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MIN_BYTES)->value, 1 * MB);
+        CHECK(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 0);
+        fixture_done(&f);
+}
+
+static void test_minimums_fit_the_limit(void) {
+        fixture f;
+        uint64_t sum;
+
+        fixture_init(&f);
+        f.c.dirty_bytes = 64 * MB;
+        f.c.n_devices = 1;
+        snprintf(f.c.devices[0].match, sizeof f.c.devices[0].match, "sd*");
+        f.c.devices[0].manage = true;
+        f.c.devices[0].min_bytes = 40 * MB;
+        f.c.devices[0].strict_limit = TRISTATE_AUTO;
+        for (int n = 0; n < 12; n++) {
+                flood(&f.dev[0], 50 * MB, 60 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        sum = dev_knob(&f, 0, KNOB_MIN_BYTES)->value + dev_knob(&f, 1, KNOB_MIN_BYTES)->value;
+        CHECK_EQ_U64(f.d.global[KNOB_DIRTY_BYTES].value, 64 * MB);
+        CHECK(sum <= 32 * MB);
+        CHECK(sum >= 31 * MB);
+        CHECK(strstr(dev_knob(&f, 0, KNOB_MIN_BYTES)->reason, "scaled down") != NULL);
+        fixture_done(&f);
+}
+
+static void test_vanished_device_is_forgotten(void) {
+        fixture f;
+
+        fixture_init(&f);
+        for (int n = 0; n < 5; n++) {
+                flood(&f.dev[1], 8 * MB, 300 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        CHECK_EQ_U64(f.st.n_devices, 2);
+        f.s.n_devices = 1;  /* the stick is pulled */
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(f.st.n_devices, 1);
+        CHECK_STREQ(f.st.devices[0].bdi, "8:0");
+        f.s.n_devices = 2;  /* a new device under the same name starts from the kernel's guess */
+        idle(&f.dev[1]);
+        CHECK(tick(&f) == 0);
+        CHECK(!f.st.devices[1].measured);
+        CHECK(!dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
+        fixture_done(&f);
+}
+
+int main(void) {
+        test_idle_machine_has_no_opinion();
+        test_slow_device_alone_is_bounded_by_the_limit();
+        test_slow_device_gets_strict_cap();
+        test_reacts_within_two_ticks();
+        test_unsaturated_device_is_not_capped();
+        test_fast_and_slow_together();
+        test_step_input_does_not_oscillate();
+        test_pinned_limit_is_slewed();
+        test_manage_no_and_device_overrides();
+        test_minimums_fit_the_limit();
+        test_vanished_device_is_forgotten();
+        TEST_EXIT();
+}
