@@ -80,6 +80,8 @@ static bool is_none(const char *v) {
 static void format_duration(uint64_t ms, char *buf, size_t size) {
         if (ms == 0)
                 snprintf(buf, size, "none");
+        else if (ms % 3600000 == 0)
+                snprintf(buf, size, "%" PRIu64 "h", ms / 3600000);
         else if (ms % 60000 == 0)
                 snprintf(buf, size, "%" PRIu64 "min", ms / 60000);
         else if (ms % 1000 == 0)
@@ -536,12 +538,20 @@ static char *loader_read_line(char *str, int num, void *stream) {
                 return str;
         if (s[0] == '[') {
                 if (s[len - 1] != ']') {
-                        loader_error(l, l->file, l->line, "syntax error: section header without closing ']'");
+                        if (strchr(s, ']'))
+                                loader_error(l, l->file, l->line,
+                                             "syntax error: text after ']' (comments go on their own line)");
+                        else
+                                loader_error(l, l->file, l->line, "syntax error: section header without closing ']'");
                         l->section = SECTION_BAD;
                         return str;
                 }
                 s[len - 1] = 0;
                 loader_section(l, s + 1);
+                return str;
+        }
+        if (s[0] == '=') {
+                loader_error(l, l->file, l->line, "syntax error: missing key before '='");
                 return str;
         }
         if (!strchr(s, '=')) {
