@@ -1,0 +1,202 @@
+/* Unit tests for ctl-format.c: wbtunectl's human output from hand-written reply objects. */
+#include "ctl-format.h"
+#include "util.h"
+#include "tap.h"
+
+#include <string.h>
+
+/* Run a formatter into a string. */
+static char *render(int (*format)(json_object *, FILE *), json_object *o, int *ret) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+        *ret = format(o, f);
+        fclose(f);
+        return buf;
+}
+
+static const char *device_a =
+        "{\"bdi\":\"7:3\",\"has_devnum\":true,\"major\":7,\"minor\":3,\"name\":\"loop3\",\"fstype\":\"ext4\","
+        "\"mounts\":[\"/mnt/x\",\"/mnt/y\",\"/mnt/z\"],\"model\":\"\",\"traits\":[\"rotational\",\"usb\"],"
+        "\"knobs\":{\"min_ratio\":0,\"max_ratio\":100,\"min_ratio_fine\":0,\"max_ratio_fine\":1000000,"
+        "\"min_bytes\":0,\"max_bytes\":419430400,\"strict_limit\":0},"
+        "\"source\":\"debugfs\",\"dirty_bytes\":12582912,\"writeback_bytes\":0,\"thresh_bytes\":104857600,"
+        "\"dirtied_total_bytes\":1073741824,\"written_total_bytes\":1048576,\"kernel_bw_bytes_per_s\":0,"
+        "\"wb_bw_bytes_per_s\":8388608,\"write_bw_bytes_per_s\":1000,\"dirty_rate_bytes_per_s\":0,"
+        "\"backlog_bytes\":12582912,\"backlog_s\":1.5,\"seen_before\":true,\"future_field\":7}";
+
+/* An NFS-like BDI: no devnum, no mounts listed, old kernel knobs only, bandwidth unknown. */
+static const char *device_b =
+        "{\"bdi\":\"0:52\",\"has_devnum\":false,\"name\":\"nfs 0:52\",\"fstype\":\"\",\"mounts\":[],"
+        "\"model\":\"\",\"traits\":[],\"knobs\":{\"min_ratio\":2,\"max_ratio\":50,\"strict_limit\":1},"
+        "\"source\":\"blockstat\",\"dirty_bytes\":0,\"writeback_bytes\":2048,\"thresh_bytes\":0,"
+        "\"kernel_bw_bytes_per_s\":0,\"wb_bw_bytes_per_s\":0,\"write_bw_bytes_per_s\":0,"
+        "\"backlog_bytes\":2048,\"backlog_s\":0}";
+
+static void test_knobs(void) {
+        char buf[128];
+        json_object *k;
+
+        k = json_tokener_parse("{\"min_ratio\":0,\"max_ratio\":100,\"min_ratio_fine\":0,\"max_ratio_fine\":1000000,"
+                               "\"min_bytes\":0,\"max_bytes\":419430400,\"strict_limit\":0}");
+        CHECK_STREQ(ctl_format_knobs(k, buf, sizeof buf), "max 100% strict 0");
+        json_object_put(k);
+
+        k = json_tokener_parse("{\"min_ratio\":1,\"max_ratio\":12,\"min_ratio_fine\":15000,\"max_ratio_fine\":125000,"
+                               "\"min_bytes\":1048576,\"max_bytes\":268435456,\"strict_limit\":1}");
+        CHECK_STREQ(ctl_format_knobs(k, buf, sizeof buf), "min 1.5% max 256M (12.5%) strict 1");
+        json_object_put(k);
+
+        /* Kernels before the _fine and _bytes files. */
+        k = json_tokener_parse("{\"min_ratio\":2,\"max_ratio\":50}");
+        CHECK_STREQ(ctl_format_knobs(k, buf, sizeof buf), "min 2% max 50%");
+        json_object_put(k);
+
+        k = json_tokener_parse("{}");
+        CHECK_STREQ(ctl_format_knobs(k, buf, sizeof buf), "");
+        json_object_put(k);
+
+        /* Truncation stays NUL-terminated. */
+        k = json_tokener_parse("{\"max_ratio\":50,\"strict_limit\":1}");
+        CHECK_STREQ(ctl_format_knobs(k, buf, 8), "max 50%");
+        json_object_put(k);
+}
+
+static void test_bw(void) {
+        json_object *d = json_tokener_parse(device_a);
+        CHECK_EQ_U64(ctl_device_bw(d), 8388608);   /* wb_bw first */
+        json_object_object_add(d, "wb_bw_bytes_per_s", json_object_new_uint64(0));
+        CHECK_EQ_U64(ctl_device_bw(d), 1000);      /* kernel_bw is 0: own estimate */
+        json_object_object_add(d, "kernel_bw_bytes_per_s", json_object_new_uint64(5000));
+        CHECK_EQ_U64(ctl_device_bw(d), 5000);
+        json_object_put(d);
+}
+
+static void test_devices(void) {
+        char *text;
+        int r;
+
+        json_object *result = json_object_new_object(), *a = json_object_new_array();
+        json_object_array_add(a, json_tokener_parse(device_a));
+        json_object_array_add(a, json_tokener_parse(device_b));
+        json_object_object_add(result, "devices", a);
+
+        text = render(ctl_format_devices, result, &r);
+        CHECK(r == 0);
+        CHECK_STREQ(text,
+"BDI   NAME      MOUNTS     FS    TRAITS          DIRTY    WB  THRESH      BW  BACKLOG  KNOBS\n"
+"7:3   loop3     /mnt/x +2  ext4  rotational,usb    12M     0    100M  8.0M/s     1.5s  max 100% strict 0\n"
+"0:52  nfs 0:52  -          -     -                   0  2.0K       0     0/s        ?  min 2% max 50% strict 1\n");
+        free(text);
+        json_object_put(result);
+
+        /* No devices: just the header. */
+        result = json_tokener_parse("{\"devices\":[]}");
+        text = render(ctl_format_devices, result, &r);
+        CHECK_STREQ(text, "BDI  NAME  MOUNTS  FS  TRAITS  DIRTY  WB  THRESH  BW  BACKLOG  KNOBS\n");
+        free(text);
+        json_object_put(result);
+
+        result = json_tokener_parse("{\"nodevices\":1}");
+        text = render(ctl_format_devices, result, &r);
+        CHECK(r == -EBADMSG);
+        free(text);
+        json_object_put(result);
+}
+
+static void test_device(void) {
+        json_object *d = json_tokener_parse(device_a);
+        int r;
+        char *text = render(ctl_format_device, d, &r);
+
+        CHECK(r == 0);
+        CHECK_STREQ(text,
+"                 BDI: 7:3\n"
+"                Name: loop3\n"
+"               Major: 7\n"
+"               Minor: 3\n"
+"               Model: -\n"
+"          Filesystem: ext4\n"
+"              Mounts: /mnt/x, /mnt/y, /mnt/z\n"
+"              Traits: rotational, usb\n"
+"        Stats source: debugfs\n"
+"               Dirty: 12M (12582912 bytes)\n"
+"           Writeback: 0\n"
+"     Dirty threshold: 100M (104857600 bytes)\n"
+"             Backlog: 12M (12582912 bytes)\n"
+"        Backlog time: 1.50s\n"
+"      Bandwidth (wb): 8.0M/s\n"
+"  Bandwidth (kernel): 0/s\n"
+"Bandwidth (measured): 1000/s\n"
+"          Dirty rate: 0/s\n"
+"       Dirtied total: 1.0G (1073741824 bytes)\n"
+"       Written total: 1.0M (1048576 bytes)\n"
+"         Rates valid: yes\n"
+"      Knob min_ratio: 0%\n"
+"      Knob max_ratio: 100%\n"
+" Knob min_ratio_fine: 0% (0 ppm)\n"
+" Knob max_ratio_fine: 100% (1000000 ppm)\n"
+"      Knob min_bytes: 0\n"
+"      Knob max_bytes: 400M (419430400 bytes)\n"
+"   Knob strict_limit: 0\n"
+"        future_field: 7\n");
+        free(text);
+        json_object_put(d);
+
+        text = render(ctl_format_device, NULL, &r);
+        CHECK(r == -EBADMSG);
+        free(text);
+}
+
+static void test_status(void) {
+        json_object *o = json_tokener_parse(
+                "{\"version\":\"0.1.0\",\"pid\":42,\"uptime_s\":3725.5,\"mode\":\"observe\",\"tick_ms\":1000,"
+                "\"dry_run\":true,\"debugfs\":true,\"stats_source\":\"debugfs\",\"n_devices\":10,"
+                "\"config\":\"/etc/wbtuned.conf\",\"global\":{\"dirty_bytes\":1048576,\"writeback_bytes\":0,"
+                "\"dirty_thresh_bytes\":419430400,\"background_thresh_bytes\":209715200,"
+                "\"dirtied_total_bytes\":2147483648,\"written_total_bytes\":1073741824,"
+                "\"mem_total_bytes\":25769803776,\"mem_available_bytes\":24696061952,"
+                "\"dirty_rate_bytes_per_s\":104857600,\"write_rate_bytes_per_s\":512,"
+                "\"knobs\":{\"dirty_bytes\":0,\"dirty_background_bytes\":209715200,\"dirty_ratio\":20,"
+                "\"dirty_background_ratio\":0,\"dirty_writeback_centisecs\":500,\"dirty_expire_centisecs\":3000}}}");
+        int r;
+        char *text = render(ctl_format_status, o, &r);
+
+        CHECK(r == 0);
+        CHECK_STREQ(text,
+"         Version: 0.1.0\n"
+"             PID: 42\n"
+"          Uptime: 1h 2min\n"
+"            Mode: observe (dry run)\n"
+"            Tick: 1000 ms\n"
+"    Stats source: debugfs\n"
+"         Devices: 10\n"
+"          Config: /etc/wbtuned.conf\n"
+"           Dirty: 1.0M\n"
+"       Writeback: 0\n"
+"      Thresholds: 400M throttle, 200M background\n"
+"           Rates: 100M/s dirtied, 512/s written\n"
+"          Totals: 2.0G dirtied, 1.0G written\n"
+"          Memory: 23G available of 24G\n"
+"     Dirty limit: 20% of dirtyable memory (vm.dirty_ratio; vm.dirty_bytes unset)\n"
+"Background limit: 200M (vm.dirty_background_bytes; vm.dirty_background_ratio unused)\n"
+"  Flusher wakeup: every 5.00s (vm.dirty_writeback_centisecs=500)\n"
+"    Dirty expire: after 30.00s (vm.dirty_expire_centisecs=3000)\n");
+        free(text);
+        json_object_put(o);
+
+        o = json_tokener_parse("{\"devices\":[]}");
+        text = render(ctl_format_status, o, &r);
+        CHECK(r == -EBADMSG);
+        free(text);
+        json_object_put(o);
+}
+
+int main(void) {
+        test_knobs();
+        test_bw();
+        test_devices();
+        test_device();
+        test_status();
+        TEST_EXIT();
+}
