@@ -134,9 +134,20 @@ rc=$?
 
 knobs_snapshot "$tmp/knobs.before" > "$tmp/knobs.after"
 if ! diff <(knobs_stable "$tmp/knobs.before") <(knobs_stable "$tmp/knobs.after") > "$tmp/knobs.diff"; then
+        # Someone else (a benchmark, an admin) may be tuning this machine: if the knobs keep
+        # moving with our daemon stopped, the change is not ours and must not be undone.
+        sleep 2
+        knobs_snapshot "$tmp/knobs.before" > "$tmp/knobs.later"
+        if ! diff -q <(knobs_stable "$tmp/knobs.after") <(knobs_stable "$tmp/knobs.later") > /dev/null; then
+                skip "knobs change while our daemon is stopped: another tuner is active, cannot check observe mode (the rest passed)"
+        fi
         cat "$tmp/knobs.diff"
-        restore_knobs "$tmp/knobs.before"
-        fail "observe mode changed a knob (restored)"
+        if [[ ${CI:-} == true ]]; then
+                restore_knobs "$tmp/knobs.before"
+                fail "observe mode changed a knob (restored)"
+        fi
+        # not in CI: another tool may own the new values, so only show the old ones
+        fail "a knob changed while observing (ours or another tool's); not restored outside CI: the '<' lines above are the values before the test"
 fi
 ok "no knob changed"
 exit 0
