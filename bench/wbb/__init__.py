@@ -1,0 +1,1 @@
+"""wbbench: a real-kernel writeback testbed for wbtuned (stdlib only)."""

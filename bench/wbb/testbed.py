@@ -1,0 +1,288 @@
+"""The testbed: loop devices on sparse files in a private dir, filesystems, throttles,
+and the journal that lets every exit path (and `wbbench cleanup`) undo it all."""
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from . import knobs
+from .util import run, read, log, warn, atomic_write
+
+GLOBAL_STATE = "/run/wbbench.state"
+LOCK = "/run/wbbench.lock"
+PRIV_PREFIX = "/var/tmp/wbbench."
+
+
+class Device:
+    def __init__(self, idx, fs, bps, loop, mm, image, mnt):
+        self.idx, self.fs, self.bps = idx, fs, bps
+        self.loop, self.mm, self.image, self.mnt = loop, mm, image, mnt
+        self.name = "d%d-%s" % (idx, fs)
+
+    def to_json(self):
+        return {"idx": self.idx, "fs": self.fs, "bps": self.bps, "loop": self.loop,
+                "mm": self.mm, "image": self.image, "mnt": self.mnt, "name": self.name}
+
+
+class State:
+    """Crash-recovery journal, written (atomically, fsync'd) before every change
+    into <priv>/state.json and /run/wbbench.state."""
+
+    def __init__(self, priv):
+        self.d = {"pid": os.getpid(), "started": time.time(), "priv": priv,
+                  "vm_saved": None, "bdi_saved": {}, "throttle_saved": {},
+                  "loops": [], "mounts": [], "children": []}
+
+    def save(self):
+        text = json.dumps(self.d, indent=1)
+        atomic_write(os.path.join(self.d["priv"], "state.json"), text)
+        atomic_write(GLOBAL_STATE, text)
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def _cmdline(pid):
+    try:
+        return read("/proc/%d/cmdline" % pid).replace("\0", " ")
+    except OSError:
+        return ""
+
+
+def undo(d, own_children=()):
+    """Undo everything recorded in state dict d. Order: kill our children, drop
+    throttles (so the final syncs are fast), vm knobs, per-BDI knobs, unmount, detach
+    (only loops whose backing file is ours), remove files. Returns error strings."""
+    errors = []
+    priv = d["priv"]
+    # 1. children (fio, wbtuned) we started
+    pids = set(d.get("children", []))
+    for p in own_children:
+        pids.add(p)
+    for pid in pids:
+        cl = _cmdline(pid)
+        if cl and ("fio" in cl or "wbtuned" in cl or "sync" in cl):
+            try:
+                os.killpg(pid, signal.SIGKILL) if os.getpgid(pid) == pid else os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    deadline = time.time() + 10
+    while time.time() < deadline and any(_pid_alive(p) and _cmdline(p) for p in pids):
+        time.sleep(0.1)
+    # 2. throttles
+    cur = knobs.throttle_read()
+    for mm, bps in d.get("throttle_saved", {}).items():
+        if cur.get(mm, 0) != bps:
+            try:
+                knobs.throttle_set(mm, bps)
+            except OSError as e:
+                errors.append(str(e))
+    # 3. vm knobs
+    if d.get("vm_saved"):
+        errors += knobs.vm_restore(d["vm_saved"])
+    # 4. per-BDI knobs
+    for mm, saved in d.get("bdi_saved", {}).items():
+        errors += knobs.bdi_restore(mm, saved)
+    # 5. mounts (only under priv)
+    mounted = set()
+    for line in read("/proc/self/mountinfo", "").splitlines():
+        mounted.add(line.split()[4].replace("\\040", " "))
+    for m in reversed(d.get("mounts", [])):
+        if not m.startswith(priv + "/") or m not in mounted:
+            continue
+        for attempt in range(20):
+            p = subprocess.run(["umount", m], stderr=subprocess.PIPE, text=True)
+            if p.returncode == 0:
+                break
+            time.sleep(0.5)
+        else:
+            errors.append("umount %s: %s" % (m, p.stderr.strip()))
+    # 6. loops (verify the backing file is ours before detaching)
+    bound = knobs.loop_list()
+    for lo in d.get("loops", []):
+        if bound.get(lo["loop"]) == lo["image"]:
+            p = subprocess.run(["losetup", "-d", lo["loop"]], stderr=subprocess.PIPE, text=True)
+            if p.returncode != 0:
+                errors.append("losetup -d %s: %s" % (lo["loop"], p.stderr.strip()))
+    # 7. files
+    if priv.startswith(PRIV_PREFIX) and os.path.isdir(priv):
+        still = [lo["loop"] for lo in d.get("loops", []) if knobs.loop_list().get(lo["loop"]) == lo["image"]]
+        if still:
+            errors.append("not removing %s: loops still bound: %s" % (priv, still))
+        else:
+            shutil.rmtree(priv, ignore_errors=True)
+    return errors
+
+
+def cleanup_command(force=False):
+    """`wbbench cleanup`: undo a killed run from /run/wbbench.state (or any
+    /var/tmp/wbbench.*/state.json left behind)."""
+    states = []
+    if os.path.exists(GLOBAL_STATE):
+        states.append(GLOBAL_STATE)
+    import glob
+    states += glob.glob(PRIV_PREFIX + "*/state.json")
+    if not states:
+        print("nothing to clean up")
+        return 0
+    rc = 0
+    seen = set()
+    for s in states:
+        try:
+            d = json.loads(read(s))
+        except (OSError, ValueError) as e:
+            warn("unreadable %s: %s" % (s, e))
+            continue
+        if d["priv"] in seen:
+            continue
+        seen.add(d["priv"])
+        if _pid_alive(d["pid"]) and "wbbench" in _cmdline(d["pid"]) and not force:
+            print("run %s (pid %d) is still alive; stop it first or use --force" % (d["priv"], d["pid"]))
+            rc = 1
+            continue
+        errs = undo(d)
+        for e in errs:
+            print("error:", e)
+        rc = rc or (1 if errs else 0)
+        print("cleaned up %s%s" % (d["priv"], " with errors" if errs else ""))
+    if rc == 0 and os.path.exists(GLOBAL_STATE):
+        os.unlink(GLOBAL_STATE)
+    return rc
+
+
+class Testbed:
+    """Create with Testbed(); add_device() each; close() on every exit path."""
+
+    def __init__(self, keep_priv=False):
+        self.lockf = open(LOCK, "w")
+        try:
+            fcntl.flock(self.lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError("another wbbench holds %s" % LOCK)
+        if os.path.exists(GLOBAL_STATE):
+            raise RuntimeError("%s exists: a previous run was killed; run `wbbench cleanup` first"
+                               % GLOBAL_STATE)
+        self.priv = tempfile.mkdtemp(prefix=os.path.basename(PRIV_PREFIX), dir=os.path.dirname(PRIV_PREFIX))
+        self.state = State(self.priv)
+        self.state.d["vm_saved"] = knobs.vm_read()
+        self.baseline_throttle = knobs.throttle_read()
+        self.state.save()
+        self.devices = []
+        self.children = set()
+        self.closed = False
+        log("private dir %s" % self.priv)
+
+    # -- devices ----------------------------------------------------------
+    def add_device(self, fs, bps=0, size="16G"):
+        idx = len(self.devices)
+        image = os.path.join(self.priv, "img%d" % idx)
+        with open(image, "w") as f:
+            f.truncate(knobs_size(size))
+        out = run(["losetup", "--direct-io=on", "-f", "--show", image]).strip()
+        if knobs.loop_list().get(out) != image:
+            raise RuntimeError("losetup returned %s, which is not bound to %s" % (out, image))
+        name = os.path.basename(out)
+        mm = read("/sys/block/%s/dev" % name).strip()
+        self.state.d["loops"].append({"loop": out, "image": image, "mm": mm})
+        self.state.d["bdi_saved"][mm] = knobs.bdi_read(mm)
+        self.state.save()
+        mkfs = {"ext4": ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
+                "xfs": ["mkfs.xfs", "-q", "-f"],
+                "btrfs": ["mkfs.btrfs", "-q", "-f"]}[fs]
+        run(mkfs + [out])
+        mnt = os.path.join(self.priv, "mnt%d" % idx)
+        os.mkdir(mnt)
+        self.state.d["mounts"].append(mnt)
+        self.state.save()
+        run(["mount", out, mnt])
+        dev = Device(idx, fs, bps, out, mm, image, mnt)
+        self.devices.append(dev)
+        self.set_throttle(dev, bps)
+        log("device %s: %s %s %s mounted at %s, throttle %s" %
+            (dev.name, out, mm, fs, mnt, bps or "none"))
+        return dev
+
+    def set_throttle(self, dev, bps):
+        saved = self.state.d["throttle_saved"]
+        if dev.mm not in saved:
+            saved[dev.mm] = self.baseline_throttle.get(dev.mm, 0)
+            self.state.save()
+        cur = knobs.throttle_read().get(dev.mm, 0)
+        if cur != bps:
+            knobs.throttle_set(dev.mm, bps)
+        dev.bps = bps
+
+    # -- knobs ------------------------------------------------------------
+    def restore_knobs(self):
+        errs = knobs.vm_restore(self.state.d["vm_saved"])
+        for mm, saved in self.state.d["bdi_saved"].items():
+            errs += knobs.bdi_restore(mm, saved)
+        return errs
+
+    def baseline_vm(self):
+        return dict(self.state.d["vm_saved"])
+
+    # -- children ---------------------------------------------------------
+    def spawn(self, cmd, **kw):
+        """Popen in its own process group, recorded for cleanup."""
+        p = subprocess.Popen(cmd, start_new_session=True, **kw)
+        self.children.add(p.pid)
+        self.state.d["children"].append(p.pid)
+        self.state.save()
+        return p
+
+    def reap(self, p):
+        self.children.discard(p.pid)
+        if p.pid in self.state.d["children"]:
+            self.state.d["children"].remove(p.pid)
+            self.state.save()
+
+    # -- files ------------------------------------------------------------
+    def wipe(self, dev):
+        """Delete data files on a device and give the space back to the image."""
+        for e in os.listdir(dev.mnt):
+            if e == "lost+found":
+                continue
+            p = os.path.join(dev.mnt, e)
+            if os.path.isdir(p):
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                os.unlink(p)
+        run(["sync", "-f", dev.mnt])
+        run(["fstrim", dev.mnt], check=False)
+
+    def close(self):
+        if self.closed:
+            return []
+        self.closed = True
+        errs = undo(self.state.d, self.children)
+        if not errs:
+            try:
+                os.unlink(GLOBAL_STATE)
+            except FileNotFoundError:
+                pass
+        else:
+            for e in errs:
+                warn("cleanup: " + e)
+            warn("state kept in %s; run `wbbench cleanup`" % GLOBAL_STATE)
+        try:
+            self.lockf.close()
+        except OSError:
+            pass
+        return errs
+
+
+def knobs_size(s):
+    from .util import parse_size
+    return parse_size(s)
