@@ -349,4 +349,18 @@ rc=$?
 [[ $rc -eq 3 ]] || fail "wbtunectl with no daemon: exit $rc, expected 3"
 [[ $(grep -c . "$tmp/err") -eq 1 ]] || { cat "$tmp/err"; fail "wbtunectl with no daemon: not one line"; }
 ok "wbtunectl with no daemon: exit 3: $(cat "$tmp/err")"
+
+# --- --root alone (no --dry-run), mode auto: a fake tree is still never written ------------------
+sed 's/^mode = observe$/mode = auto/' "$tmp/good.conf" > "$tmp/auto.conf"
+write_stats 7:3 204800 8192
+"$WBTUNED" --root "$fake" --socket "$tmp/ctl" -c "$tmp/auto.conf" --quiet > "$tmp/auto.out" 2> "$tmp/auto.err" < /dev/null &
+daemon=$!
+wait_for_socket "$tmp/ctl" 10 || { cat "$tmp/auto.err"; fail "--root in mode auto did not start"; }
+sleep 1.5
+kill -TERM "$daemon"
+wait "$daemon"
+rc=$?
+[[ $rc -eq 0 ]] || { cat "$tmp/auto.err"; fail "--root in mode auto: exit $rc on SIGTERM"; }
+[[ $(knobs_sum) == "$knobs_before" ]] || fail "--root in mode auto wrote a knob file under the fake root"
+ok "--root in mode auto writes nothing"
 exit 0
