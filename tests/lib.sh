@@ -36,12 +36,13 @@ trap _run_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# A private temporary directory removed on exit.
+# make_tmpdir [VAR]: a private temporary directory, removed on exit, in $VAR (default: tmp).
+# Not "tmp=$(make_tmpdir)": a command substitution's subshell would lose the cleanup.
 make_tmpdir() {
         local d
         d=$(mktemp -d "${TMPDIR:-/tmp}/wbtuned-test.XXXXXX") || fail "mktemp -d"
         push_cleanup "rm -rf '$d'"
-        printf '%s\n' "$d"
+        printf -v "${1:-tmp}" '%s' "$d"
 }
 
 # wait_until TIMEOUT_S COMMAND...: poll COMMAND every 0.1 s until it succeeds; 1 on timeout.

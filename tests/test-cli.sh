@@ -4,7 +4,7 @@ set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 require_binaries
 
-tmp=$(make_tmpdir)
+make_tmpdir tmp
 
 # expect_exit CODE NAME COMMAND...: run, check the exit code; stdout/stderr in $tmp/out, $tmp/err.
 expect_exit() {

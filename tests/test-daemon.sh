@@ -5,7 +5,7 @@ set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 require_binaries
 
-tmp=$(make_tmpdir)
+make_tmpdir tmp
 fake=$tmp/root
 page=$(getconf PAGESIZE)
 KiB=1024

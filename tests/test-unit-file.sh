@@ -8,7 +8,7 @@ command -v systemd-analyze >/dev/null || skip "systemd-analyze not installed (ap
 # The unit make generated (ExecStart=@sbindir@ filled in); else the template itself.
 unit=$top_builddir/systemd/wbtuned.service
 template=$top_srcdir/systemd/wbtuned.service.in
-tmp=$(make_tmpdir)
+make_tmpdir tmp
 if [[ ! -f $unit ]]; then
         [[ -f $template ]] || fail "neither $unit nor $template exists"
         sed -e 's|@sbindir@|/usr/sbin|g' "$template" > "$tmp/generated.service"
