@@ -1,0 +1,64 @@
+/* A simulated kernel for actuator tests: /proc/sys/vm, /proc/vmstat thresholds and per-BDI ratio knobs, behind a knob_io. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "actuate.h"
+
+#define FAKE_PAGE_SIZE 4096ULL
+#define FAKE_PPM_FULL 1000000ULL
+
+typedef struct fake_vm {
+        uint64_t dirty_bytes, dirty_ratio;
+        uint64_t background_bytes, background_ratio;
+        uint64_t writeback_centisecs, expire_centisecs;
+} fake_vm;
+
+typedef struct fake_bdi {
+        char name[64];
+        bool present;
+        bool fine;                 /* has *_ratio_fine, *_bytes, strict_limit (6.2+) */
+        uint64_t min_ppm, max_ppm; /* what the kernel stores */
+        uint32_t strict;
+} fake_bdi;
+
+typedef struct fake_fault {
+        char suffix[96];           /* matched against the end of the written path */
+        int error;                 /* positive errno */
+        int remaining;             /* < 0: forever */
+} fake_fault;
+
+typedef struct fake_kernel {
+        fake_vm vm;
+        uint64_t dirtyable_pages;  /* "free + file cache - reserves", for ratio mode */
+        fake_bdi bdis[16];
+        size_t n_bdis;
+        fake_fault faults[8];
+        size_t n_faults;
+        char **log;                /* every write attempt: "vm/dirty_bytes 419430400", "7:1/max_bytes 16777216 !EINVAL" */
+        size_t n_log;
+} fake_kernel;
+
+/* Defaults like a fresh 6.x system: dirty_ratio 20, background 10, 500/3000 centisecs,
+ * n_bdis devices "7:0".."7:n-1" with min 0 %, max 100 %, strict 0. */
+fake_kernel *fake_kernel_new(uint64_t dirtyable_pages, size_t n_bdis);
+void fake_kernel_free(fake_kernel *fk);
+knob_io fake_kernel_io(fake_kernel *fk);
+
+fake_bdi *fake_kernel_bdi(fake_kernel *fk, const char *name);
+/* Make writes to paths ending in suffix fail with error (positive errno) count times (< 0: always; 0: clear all). */
+void fake_kernel_fail(fake_kernel *fk, const char *suffix, int error, int count);
+/* The device disappears: every file of it is ENOENT. */
+void fake_kernel_remove_bdi(fake_kernel *fk, const char *name);
+
+uint64_t fake_kernel_thresh_pages(const fake_kernel *fk);
+uint64_t fake_kernel_bg_thresh_pages(const fake_kernel *fk);
+uint64_t fake_kernel_min_sum_ppm(const fake_kernel *fk);
+
+/* The write log: index of the first entry at or after from that starts with prefix, or -1. */
+long fake_kernel_log_find(const fake_kernel *fk, const char *prefix, size_t from);
+size_t fake_kernel_log_count(const fake_kernel *fk, const char *prefix);
+void fake_kernel_log_clear(fake_kernel *fk);
+void fake_kernel_log_dump(const fake_kernel *fk);

@@ -1,0 +1,662 @@
+/* Tests for the actuator against a simulated kernel: order of writes, save/restore, recovery, back-off. */
+#include "actuate.h"
+#include "fake-kernel.h"
+#include "log.h"
+#include "tap.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define M (1024ULL * 1024ULL)
+#define SEC 1000000ULL
+#define DIRTYABLE_PAGES 1000000ULL   /* ~3.8G: ratio 20 -> 200000 pages, background 100000 */
+
+static char tmpdir[] = "/tmp/test-actuate.XXXXXX";
+static char saved_path[256];
+
+/* ---- building samples and decisions ---------------------------------------------------- */
+
+static bdi_device sample_devs[16];
+static device_decision decision_devs[16];
+
+/* A sample of every present fake BDI, at time t. */
+static sample make_sample(const fake_kernel *fk, uint64_t t) {
+        sample s = { .time_usec = t, .devices = sample_devs };
+
+        for (size_t i = 0; i < fk->n_bdis; i++) {
+                const fake_bdi *b = &fk->bdis[i];
+                bdi_device *d;
+                if (!b->present)
+                        continue;
+                d = &sample_devs[s.n_devices++];
+                *d = (bdi_device) {};
+                snprintf(d->bdi, sizeof d->bdi, "%s", b->name);
+                d->knobs.have = BDI_HAVE_MIN_RATIO | BDI_HAVE_MAX_RATIO |
+                        (b->fine ? BDI_HAVE_MIN_RATIO_FINE | BDI_HAVE_MAX_RATIO_FINE | BDI_HAVE_MIN_BYTES |
+                                   BDI_HAVE_MAX_BYTES | BDI_HAVE_STRICT_LIMIT : 0);
+                d->knobs.min_ratio_fine = b->min_ppm;
+                d->knobs.max_ratio_fine = b->max_ppm;
+                d->knobs.min_ratio = (uint32_t) (b->min_ppm / 10000);
+                d->knobs.max_ratio = (uint32_t) (b->max_ppm / 10000);
+                d->knobs.strict_limit = b->strict;
+        }
+        s.global.mem_available_bytes = DIRTYABLE_PAGES * FAKE_PAGE_SIZE;
+        return s;
+}
+
+static decision empty_decision(void) {
+        return (decision) { .devices = decision_devs, .n_devices = 0 };
+}
+
+static device_decision *add_device(decision *d, const char *bdi) {
+        device_decision *dd = &decision_devs[d->n_devices++];
+
+        *dd = (device_decision) { .managed = true, .active = true };
+        snprintf(dd->bdi, sizeof dd->bdi, "%s", bdi);
+        return dd;
+}
+
+static void want(knob_decision *k, uint64_t value, const char *reason) {
+        k->wanted = true;
+        k->value = value;
+        snprintf(k->reason, sizeof k->reason, "%s", reason);
+}
+
+static knob_decision *dk(device_decision *dd, knob_id k) {
+        return &dd->knobs[k - KNOB_DEVICE_FIRST];
+}
+
+static bool saved_exists(void) {
+        struct stat st;
+        return stat(saved_path, &st) == 0;
+}
+
+static bool saved_contains(const char *line) {
+        _cleanup_free_ char *buf = NULL;
+        if (read_file_full(saved_path, &buf, NULL) < 0)
+                return false;
+        return strstr(buf, line) != NULL;
+}
+
+static bool log_before(const fake_kernel *fk, const char *a, const char *b) {
+        long ia = fake_kernel_log_find(fk, a, 0), ib = fake_kernel_log_find(fk, b, 0);
+        return ia >= 0 && ib >= 0 && ia < ib;
+}
+
+static bool log_has_errors(const fake_kernel *fk) {
+        for (size_t i = 0; i < fk->n_log; i++)
+                if (strchr(fk->log[i], '!'))
+                        return true;
+        return false;
+}
+
+static bool all_original(const fake_kernel *fk) {
+        if (fk->vm.dirty_bytes != 0 || fk->vm.dirty_ratio != 20 || fk->vm.background_bytes != 0 ||
+            fk->vm.background_ratio != 10 || fk->vm.writeback_centisecs != 500 || fk->vm.expire_centisecs != 3000)
+                return false;
+        for (size_t i = 0; i < fk->n_bdis; i++)
+                if (fk->bdis[i].present &&
+                    (fk->bdis[i].min_ppm != 0 || fk->bdis[i].max_ppm != FAKE_PPM_FULL || fk->bdis[i].strict != 0))
+                        return false;
+        return true;
+}
+
+static int new_actuator(fake_kernel *fk, actuator **a) {
+        knob_io io = fake_kernel_io(fk);
+        return actuator_new("/fake", saved_path, &io, a);
+}
+
+/* ---- tests ---------------------------------------------------------------------------- */
+
+static void test_apply_order_and_restore(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 4);
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd;
+        sample s = make_sample(fk, 1 * SEC);
+        char buf[64];
+        size_t n;
+
+        printf("# apply: save first, globals before devices, max before strict, restore exactly\n");
+        CHECK(new_actuator(fk, &a) == 0);
+        CHECK(!saved_exists());
+        want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "pool for 2 devices");
+        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 200 * M, "half the limit");
+        want(&d.global[KNOB_DIRTY_EXPIRE_CENTISECS], 1500, "max age");
+        dd = add_device(&d, "7:1");
+        want(dk(dd, KNOB_MAX_BYTES), 16 * M, "bandwidth 8.1M/s x 2 s target");
+        want(dk(dd, KNOB_STRICT_LIMIT), 1, "slow device");
+        add_device(&d, "7:2");   /* managed, no opinion: untouched */
+
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        fake_kernel_log_dump(fk);
+        CHECK_EQ_U64(fk->vm.dirty_bytes, 400 * M);
+        CHECK_EQ_U64(fk->vm.dirty_ratio, 0);
+        CHECK_EQ_U64(fk->vm.background_bytes, 200 * M);
+        CHECK_EQ_U64(fk->vm.expire_centisecs, 1500);
+        CHECK_EQ_U64(fk->vm.writeback_centisecs, 500);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 40000);   /* 16M of 400M */
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->strict, 1);
+        CHECK(!log_has_errors(fk));
+        /* 400M is above the current background (10 % of ~3.8G): dirty goes first */
+        CHECK(log_before(fk, "vm/dirty_bytes", "vm/dirty_background_bytes"));
+        CHECK(log_before(fk, "vm/dirty_bytes", "7:1/max_bytes"));
+        CHECK(log_before(fk, "7:1/max_bytes", "7:1/strict_limit"));
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:2/"), 0);
+        CHECK(saved_exists());
+        CHECK(saved_contains("global dirty_ratio 20\n"));
+        CHECK(saved_contains("global dirty_bytes 0\n"));
+        CHECK(saved_contains("global dirty_background_ratio 10\n"));
+        CHECK(saved_contains("global dirty_expire_centisecs 3000\n"));
+        CHECK(!saved_contains("dirty_writeback_centisecs"));
+        CHECK(saved_contains("bdi 7:1 max_ratio_fine 1000000\n"));
+        CHECK(saved_contains("bdi 7:1 strict_limit 0\n"));
+        CHECK(!saved_contains("7:2"));
+
+        CHECK(actuator_original(a, NULL, KNOB_DIRTY_BYTES, buf, sizeof buf));
+        CHECK_STREQ(buf, "ratio 20");
+        CHECK(actuator_original(a, "7:1", KNOB_MAX_BYTES, buf, sizeof buf));
+        CHECK_STREQ(buf, "1000000 ppm");
+        CHECK(!actuator_original(a, NULL, KNOB_DIRTY_WRITEBACK_CENTISECS, buf, sizeof buf));
+        CHECK(!actuator_original(a, "7:2", KNOB_MAX_BYTES, buf, sizeof buf));
+
+        printf("# nothing changes: no writes\n");
+        n = fk->n_log;
+        s.time_usec = 2 * SEC;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fk->n_log, n);
+
+        printf("# a global change: rewrite the device's bytes after it\n");
+        fake_kernel_log_clear(fk);
+        want(&d.global[KNOB_DIRTY_BYTES], 800 * M, "more room");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        fake_kernel_log_dump(fk);
+        CHECK(log_before(fk, "vm/dirty_bytes", "7:1/max_bytes"));
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 20000);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "vm/dirty_background_bytes"), 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:1/strict_limit"), 0);
+
+        printf("# a small global change still rewrites the bytes (the stored ratio is stale)\n");
+        fake_kernel_log_clear(fk);
+        want(&d.global[KNOB_DIRTY_BYTES], 804 * M, "a bit more");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:1/max_bytes"), 1);
+
+        printf("# raising dirty above the background: dirty first\n");
+        fake_kernel_log_clear(fk);
+        want(&d.global[KNOB_DIRTY_BYTES], 1000 * M, "more room");
+        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 300 * M, "more room");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(log_before(fk, "vm/dirty_bytes", "vm/dirty_background_bytes"));
+        printf("# lowering dirty below the background: background first\n");
+        fake_kernel_log_clear(fk);
+        want(&d.global[KNOB_DIRTY_BYTES], 200 * M, "less");
+        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 100 * M, "less");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(log_before(fk, "vm/dirty_background_bytes", "vm/dirty_bytes"));
+        CHECK(log_before(fk, "vm/dirty_bytes", "7:1/max_bytes"));
+
+        printf("# a cap beyond the limit is clamped to it (the kernel says EINVAL)\n");
+        fake_kernel_log_clear(fk);
+        want(dk(dd, KNOB_MAX_BYTES), 10000 * M, "huge");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(!log_has_errors(fk));
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, FAKE_PPM_FULL);
+
+        printf("# no longer wanted: strict off first, originals back\n");
+        fake_kernel_log_clear(fk);
+        want(dk(dd, KNOB_MAX_BYTES), 8 * M, "cap");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        fake_kernel_log_clear(fk);
+        dk(dd, KNOB_MAX_BYTES)->wanted = false;
+        dk(dd, KNOB_STRICT_LIMIT)->wanted = false;
+        d.global[KNOB_DIRTY_EXPIRE_CENTISECS].wanted = false;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        fake_kernel_log_dump(fk);
+        CHECK(log_before(fk, "7:1/strict_limit 0", "7:1/max_ratio_fine 1000000"));
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, FAKE_PPM_FULL);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->strict, 0);
+        CHECK_EQ_U64(fk->vm.expire_centisecs, 3000);
+        n = fk->n_log;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fk->n_log, n);
+
+        printf("# restore_all: everything exactly as before, saved file gone\n");
+        want(dk(dd, KNOB_MAX_BYTES), 8 * M, "cap");
+        want(dk(dd, KNOB_STRICT_LIMIT), 1, "cap");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(!all_original(fk));
+        fake_kernel_log_clear(fk);
+        CHECK(actuator_restore_all(a) == 0);
+        fake_kernel_log_dump(fk);
+        CHECK(all_original(fk));
+        CHECK(log_before(fk, "7:1/strict_limit 0", "7:1/max_ratio_fine"));
+        CHECK(log_before(fk, "7:1/", "vm/"));
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "vm/dirty_bytes"), 0);   /* ratio mode comes back by the ratio */
+        CHECK(fake_kernel_log_find(fk, "vm/dirty_ratio 20", 0) >= 0);
+        CHECK(!saved_exists());
+        CHECK(!actuator_dirty(a));
+        n = fk->n_log;
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK_EQ_U64(fk->n_log, n);
+
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
+static void test_bytes_mode_original(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 2);
+        actuator *a;
+        decision d = empty_decision();
+        sample s = make_sample(fk, 1 * SEC);
+        char buf[64];
+
+        printf("# originals in bytes mode come back as bytes\n");
+        fk->vm.dirty_bytes = 300 * M;
+        fk->vm.dirty_ratio = 0;
+        fk->vm.background_bytes = 100 * M;
+        fk->vm.background_ratio = 0;
+        CHECK(new_actuator(fk, &a) == 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "x");
+        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 150 * M, "x");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fk->vm.dirty_bytes, 400 * M);
+        CHECK(actuator_original(a, NULL, KNOB_DIRTY_BYTES, buf, sizeof buf));
+        CHECK_STREQ(buf, "300M");
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK_EQ_U64(fk->vm.dirty_bytes, 300 * M);
+        CHECK_EQ_U64(fk->vm.dirty_ratio, 0);
+        CHECK_EQ_U64(fk->vm.background_bytes, 100 * M);
+        CHECK_EQ_U64(fk->vm.background_ratio, 0);
+        CHECK(!saved_exists());
+
+        printf("# global no longer wanted: back to the original, once\n");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        d.global[KNOB_DIRTY_BYTES].wanted = false;
+        fake_kernel_log_clear(fk);
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fk->vm.dirty_bytes, 300 * M);
+        CHECK_EQ_U64(fk->n_log, 1);
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fk->n_log, 1);
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK_EQ_U64(fk->vm.background_bytes, 100 * M);
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
+static void test_ratio_mode_drift(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 2);
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd;
+        sample s = make_sample(fk, 1 * SEC);
+
+        printf("# ratio mode: memory changes the limit, the cap drifts and is rewritten\n");
+        CHECK(new_actuator(fk, &a) == 0);
+        dd = add_device(&d, "7:0");
+        want(dk(dd, KNOB_MAX_BYTES), 16 * M, "cap");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:0/max_bytes"), 1);
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:0/max_bytes"), 1);
+        fk->dirtyable_pages = DIRTYABLE_PAGES / 2;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:0/max_bytes"), 2);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->max_ppm, 40960);   /* 4096 pages of 100000 */
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK(all_original(fk));
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
+static void test_min_max_order(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 3);
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd;
+        sample s = make_sample(fk, 1 * SEC);
+        long imin, imax;
+
+        printf("# min <= max after every write\n");
+        CHECK(new_actuator(fk, &a) == 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "x");
+        dd = add_device(&d, "7:0");
+        want(dk(dd, KNOB_MIN_BYTES), 100 * M, "floor");
+        want(dk(dd, KNOB_MAX_BYTES), 200 * M, "cap");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(!log_has_errors(fk));
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->min_ppm, 250000);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->max_ppm, 500000);
+
+        printf("# raising min above the current max: max first\n");
+        fake_kernel_log_clear(fk);
+        want(dk(dd, KNOB_MIN_BYTES), 300 * M, "floor");
+        want(dk(dd, KNOB_MAX_BYTES), 350 * M, "cap");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        fake_kernel_log_dump(fk);
+        CHECK(!log_has_errors(fk));
+        imin = fake_kernel_log_find(fk, "7:0/min_bytes", 0);
+        imax = fake_kernel_log_find(fk, "7:0/max_bytes", 0);
+        CHECK(imax >= 0 && imin > imax);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->min_ppm, 750000);
+
+        printf("# lowering max below the current min: min first\n");
+        fake_kernel_log_clear(fk);
+        want(dk(dd, KNOB_MIN_BYTES), 10 * M, "floor");
+        want(dk(dd, KNOB_MAX_BYTES), 20 * M, "cap");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(!log_has_errors(fk));
+        CHECK(log_before(fk, "7:0/min_bytes", "7:0/max_bytes"));
+
+        printf("# a decision with min > max: min is lowered to max\n");
+        fake_kernel_log_clear(fk);
+        want(dk(dd, KNOB_MIN_BYTES), 64 * M, "floor");
+        want(dk(dd, KNOB_MAX_BYTES), 32 * M, "cap");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(!log_has_errors(fk));
+        CHECK(fake_kernel_bdi(fk, "7:0")->min_ppm <= fake_kernel_bdi(fk, "7:0")->max_ppm);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->max_ppm, 80000);
+
+        printf("# restore with min raised above the original max order\n");
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK(!log_has_errors(fk));
+        CHECK(all_original(fk));
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
+static void test_min_sum(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 4);
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd[3];
+        sample s;
+
+        printf("# sum of min ratios stays below 100 %%: shrunk proportionally\n");
+        fake_kernel_bdi(fk, "7:3")->min_ppm = 100000;   /* someone else's 10 % */
+        s = make_sample(fk, 1 * SEC);
+        CHECK(new_actuator(fk, &a) == 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "x");
+        for (int i = 0; i < 3; i++) {
+                char name[8];
+                snprintf(name, sizeof name, "7:%d", i & 7);
+                dd[i] = add_device(&d, name);
+                want(dk(dd[i], KNOB_MIN_BYTES), 200 * M, "must not starve");
+        }
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        fake_kernel_log_dump(fk);
+        CHECK(!log_has_errors(fk));
+        CHECK(fake_kernel_min_sum_ppm(fk) < FAKE_PPM_FULL);
+        CHECK(fake_kernel_min_sum_ppm(fk) > 900000);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->min_ppm, fake_kernel_bdi(fk, "7:2")->min_ppm);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:3")->min_ppm, 100000);
+
+        printf("# one device lowers, another raises: the lowering one goes first\n");
+        fake_kernel_log_clear(fk);
+        s = make_sample(fk, 2 * SEC);
+        want(dk(dd[0], KNOB_MIN_BYTES), 300 * M, "more");
+        want(dk(dd[1], KNOB_MIN_BYTES), 4 * M, "less");
+        want(dk(dd[2], KNOB_MIN_BYTES), 4 * M, "less");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        fake_kernel_log_dump(fk);
+        CHECK(!log_has_errors(fk));
+        CHECK(log_before(fk, "7:1/min_bytes", "7:0/min_bytes"));
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->min_ppm, 750000);
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->min_ppm, 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:3")->min_ppm, 100000);
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
+static void test_backoff(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 4);
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd;
+        sample s = make_sample(fk, 10 * SEC);
+
+        printf("# a refused write is tried once, then not again for a while\n");
+        CHECK(new_actuator(fk, &a) == 0);
+        fake_kernel_fail(fk, "/7:3/max_bytes", EROFS, -1);
+        dd = add_device(&d, "7:3");
+        want(dk(dd, KNOB_MAX_BYTES), 16 * M, "cap");
+        want(dk(dd, KNOB_STRICT_LIMIT), 1, "cap");
+        CHECK(actuator_apply(a, &s, &d) == -EROFS);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:3/max_bytes"), 1);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:3/strict_limit"), 0);   /* no strict without the cap */
+        for (int i = 1; i <= 5; i++) {
+                s.time_usec = (10 + (uint64_t) i) * SEC;
+                CHECK(actuator_apply(a, &s, &d) == 0);
+        }
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:3/max_bytes"), 1);
+        s.time_usec = 71 * SEC;
+        CHECK(actuator_apply(a, &s, &d) == -EROFS);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:3/max_bytes"), 2);
+        printf("# a new wanted value is tried at once\n");
+        s.time_usec = 72 * SEC;
+        want(dk(dd, KNOB_MAX_BYTES), 12 * M, "cap");
+        fake_kernel_fail(fk, NULL, 0, 0);
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:3/max_bytes"), 3);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:3")->strict, 1);
+
+        printf("# restore_all goes on past a failure and keeps what failed in the saved file\n");
+        want(&d.global[KNOB_DIRTY_WRITEBACK_CENTISECS], 100, "x");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        fake_kernel_fail(fk, "/7:3/max_ratio_fine", EBUSY, -1);
+        CHECK(actuator_restore_all(a) == -EBUSY);
+        CHECK_EQ_U64(fk->vm.writeback_centisecs, 500);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:3")->strict, 0);
+        CHECK(saved_exists());
+        CHECK(saved_contains("bdi 7:3 max_ratio_fine 1000000"));
+        CHECK(!saved_contains("global"));
+        fake_kernel_fail(fk, NULL, 0, 0);
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK(all_original(fk));
+        CHECK(!saved_exists());
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
+static void test_vanished(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 4);
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd;
+        sample s = make_sample(fk, 1 * SEC);
+        char buf[64];
+        size_t n;
+
+        printf("# a device that vanishes is forgotten silently\n");
+        CHECK(new_actuator(fk, &a) == 0);
+        dd = add_device(&d, "7:2");
+        want(dk(dd, KNOB_MAX_BYTES), 16 * M, "cap");
+        dd = add_device(&d, "7:3");
+        want(dk(dd, KNOB_MAX_BYTES), 16 * M, "cap");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(saved_contains("bdi 7:2 "));
+        fake_kernel_remove_bdi(fk, "7:2");
+        s = make_sample(fk, 2 * SEC);
+        want(dk(&d.devices[0], KNOB_MAX_BYTES), 8 * M, "cap");   /* the decision still lists it */
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(!actuator_original(a, "7:2", KNOB_MAX_BYTES, buf, sizeof buf));
+        CHECK(!saved_contains("bdi 7:2 "));
+        CHECK(saved_contains("bdi 7:3 "));
+
+        printf("# a device that leaves the decision but is still there is restored\n");
+        d.devices[0] = d.devices[1];
+        d.n_devices = 1;
+        d.devices[0].managed = false;
+        n = fk->n_log;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:3")->max_ppm, FAKE_PPM_FULL);
+        CHECK(fk->n_log > n);
+        CHECK(!saved_exists());
+        CHECK(!actuator_original(a, "7:3", KNOB_MAX_BYTES, buf, sizeof buf));
+        n = fk->n_log;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fk->n_log, n);
+
+        printf("# restore_device on a vanished device: forgotten, no error\n");
+        d.devices[0].managed = true;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        fake_kernel_remove_bdi(fk, "7:3");
+        CHECK(actuator_restore_device(a, "7:3") == 0);
+        CHECK(!saved_exists());
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
+static void test_recover(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 4);
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd;
+        sample s = make_sample(fk, 1 * SEC);
+        FILE *f;
+
+        printf("# recover after a crash: a new actuator restores what the old one saved\n");
+        CHECK(new_actuator(fk, &a) == 0);
+        CHECK(actuator_recover(a) == 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "x");
+        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 100 * M, "x");
+        want(&d.global[KNOB_DIRTY_WRITEBACK_CENTISECS], 100, "x");
+        dd = add_device(&d, "7:0");
+        want(dk(dd, KNOB_MIN_BYTES), 4 * M, "x");
+        want(dk(dd, KNOB_MAX_BYTES), 16 * M, "x");
+        want(dk(dd, KNOB_STRICT_LIMIT), 1, "x");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(!all_original(fk));
+        actuator_free(a);   /* "crash": no restore */
+        CHECK(saved_exists());
+        CHECK(new_actuator(fk, &a) == 0);
+        fake_kernel_log_clear(fk);
+        CHECK(actuator_recover(a) == 1);
+        fake_kernel_log_dump(fk);
+        CHECK(all_original(fk));
+        CHECK(!log_has_errors(fk));
+        CHECK(log_before(fk, "7:0/strict_limit 0", "7:0/max_ratio_fine"));
+        CHECK(!saved_exists());
+        CHECK(actuator_recover(a) == 0);
+        actuator_free(a);
+
+        printf("# a corrupt saved file: what parses is restored\n");
+        fk->vm.dirty_bytes = 400 * M;
+        fk->vm.dirty_ratio = 0;
+        fk->vm.expire_centisecs = 100;
+        fake_kernel_bdi(fk, "7:1")->max_ppm = 40000;
+        fake_kernel_bdi(fk, "7:1")->strict = 1;
+        f = fopen(saved_path, "w");
+        CHECK(f != NULL);
+        if (f) {
+                fputs("# wbtuned\nglobal dirty_bytes 0\ngarbage line here\nglobal dirty_ratio 20\n"
+                      "global dirty_ratio 400\nglobal dirty_expire_centisecs 3000\nbdi 7:1 max_ratio_fine x\n"
+                      "bdi 7:1 max_ratio_fine 1000000\nbdi ../../etc max_ratio_fine 1\nbdi 7:1 strict_limit 0\n"
+                      "bdi 7:1 bogus 1\nglobal dirty_bytes 1\n\x01\x02\nbdi 7:9 max_ratio_fine 1000000\nbdi 7:1 strict_li",
+                      f);
+                fclose(f);
+        }
+        CHECK(new_actuator(fk, &a) == 0);
+        CHECK(actuator_recover(a) == 1);
+        CHECK(all_original(fk));
+        CHECK(!saved_exists());
+        actuator_free(a);
+
+        printf("# an empty saved file\n");
+        f = fopen(saved_path, "w");
+        if (f)
+                fclose(f);
+        CHECK(new_actuator(fk, &a) == 0);
+        CHECK(actuator_recover(a) == 1);
+        CHECK(!saved_exists());
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
+static void test_plan(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 2);
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd;
+        sample s = make_sample(fk, 1 * SEC);
+        char *out = NULL;
+        size_t out_size = 0;
+        FILE *f;
+
+        printf("# plan prints the writes in order and writes nothing\n");
+        CHECK(new_actuator(fk, &a) == 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "x");
+        dd = add_device(&d, "7:1");
+        want(dk(dd, KNOB_MAX_BYTES), 16 * M, "bandwidth 8.1M/s x 2 s target");
+        want(dk(dd, KNOB_STRICT_LIMIT), 1, "slow");
+        f = open_memstream(&out, &out_size);
+        CHECK(actuator_plan(a, &s, &d, f) == 0);
+        fclose(f);
+        printf("%s", out);
+        CHECK_EQ_U64(fk->n_log, 0);
+        CHECK(!saved_exists());
+        CHECK(strstr(out, "/fake/proc/sys/vm/dirty_bytes 419430400") != NULL);
+        CHECK(strstr(out, "/fake/sys/class/bdi/7:1/max_bytes 16777216") != NULL);
+        CHECK(strstr(out, "dirty_bytes") < strstr(out, "max_bytes"));
+        CHECK(strstr(out, "max_bytes") < strstr(out, "strict_limit"));
+        CHECK(strstr(out, "bandwidth 8.1M/s x 2 s target") != NULL);
+        free(out);
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
+static void test_unwritable_saved_file(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 2);
+        knob_io io = fake_kernel_io(fk);
+        actuator *a;
+        decision d = empty_decision();
+        sample s = make_sample(fk, 1 * SEC);
+        char path[300];
+        FILE *f;
+
+        printf("# no knob is written if its original cannot be saved\n");
+        f = fopen(saved_path, "w");   /* a regular file where a directory should be: ENOTDIR */
+        if (f)
+                fclose(f);
+        snprintf(path, sizeof path, "%s/sub/saved", saved_path);
+        CHECK(actuator_new(NULL, path, &io, &a) == 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "x");
+        CHECK(actuator_apply(a, &s, &d) < 0);
+        CHECK_EQ_U64(fk->n_log, 0);
+        CHECK(all_original(fk));
+        actuator_free(a);
+        unlink(saved_path);
+        fake_kernel_free(fk);
+}
+
+int main(void) {
+        log_set_max_level(LOG_DEBUG);
+        if (!mkdtemp(tmpdir)) {
+                perror("mkdtemp");
+                return EXIT_FAILURE;
+        }
+        snprintf(saved_path, sizeof saved_path, "%s/run/wbtuned/saved", tmpdir);
+
+        test_apply_order_and_restore();
+        test_bytes_mode_original();
+        test_ratio_mode_drift();
+        test_min_max_order();
+        test_min_sum();
+        test_backoff();
+        test_vanished();
+        test_recover();
+        test_plan();
+        test_unwritable_saved_file();
+
+        {
+                char cmd[300];
+                snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+                if (system(cmd) != 0)
+                        printf("# could not remove %s\n", tmpdir);
+        }
+        TEST_EXIT();
+}
