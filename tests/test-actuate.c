@@ -633,7 +633,95 @@ static void test_unwritable_saved_file(void) {
         fake_kernel_free(fk);
 }
 
-int main(void) {
+/* ---- live mode (tests/test-actuate-live.sh): real files, one BDI the caller owns ---------------- */
+
+static unsigned live_writes;
+
+static int live_write(void *userdata, const char *path, const char *value) {
+        live_writes++;
+        return write_string_file(path, value);
+}
+
+static uint64_t live_read(const char *bdi, const char *file) {
+        char path[256];
+        uint64_t v = UINT64_MAX;
+
+        if (bdi)
+                snprintf(path, sizeof path, "/sys/class/bdi/%s/%s", bdi, file);
+        else
+                snprintf(path, sizeof path, "/proc/sys/vm/%s", file);
+        if (read_u64_file(path, &v) < 0)
+                printf("# cannot read %s\n", path);
+        return v;
+}
+
+static int test_live(const char *bdi) {
+        static const char *const vm_files[] = { "dirty_bytes", "dirty_ratio", "dirty_background_bytes",
+                "dirty_background_ratio", "dirty_writeback_centisecs", "dirty_expire_centisecs" };
+        static const char *const bdi_files[] = { "min_ratio_fine", "max_ratio_fine", "strict_limit" };
+        uint64_t vm_before[ELEMENTSOF(vm_files)], bdi_before[ELEMENTSOF(bdi_files)], max_bytes;
+        knob_io io = { .write = live_write };
+        decision d = empty_decision();
+        device_decision *dd;
+        sample s = { .time_usec = now_usec() };
+        actuator *a;
+        unsigned n;
+
+        if (geteuid() != 0) {
+                printf("# not root, skipping the live test\n");
+                return 77;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(vm_files); i++)
+                vm_before[i] = live_read(NULL, vm_files[i]);
+        for (size_t i = 0; i < ELEMENTSOF(bdi_files); i++)
+                bdi_before[i] = live_read(bdi, bdi_files[i]);
+
+        printf("# live: dirty_bytes 400M, %s max_bytes 16M + strict_limit\n", bdi);
+        CHECK(actuator_new(NULL, saved_path, &io, &a) == 0);
+        CHECK(actuator_recover(a) == 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "live test");
+        dd = add_device(&d, bdi);
+        want(dk(dd, KNOB_MAX_BYTES), 16 * M, "live test");
+        want(dk(dd, KNOB_STRICT_LIMIT), 1, "live test");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(live_read(NULL, "dirty_bytes"), 400 * M);
+        CHECK_EQ_U64(live_read(NULL, "dirty_ratio"), 0);
+        max_bytes = live_read(bdi, "max_bytes");
+        CHECK(max_bytes <= 16 * M + 4096 && max_bytes + 16 * M / 100 + 4096 >= 16 * M);
+        CHECK_EQ_U64(live_read(bdi, "max_ratio_fine"), 40000);
+        CHECK_EQ_U64(live_read(bdi, "strict_limit"), 1);
+        CHECK(saved_exists());
+        n = live_writes;
+        s.time_usec = now_usec();
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(live_writes, n);
+
+        printf("# live: restore_all brings back the exact originals\n");
+        CHECK(actuator_restore_all(a) == 0);
+        for (size_t i = 0; i < ELEMENTSOF(vm_files); i++)
+                CHECK_EQ_U64(live_read(NULL, vm_files[i]), vm_before[i]);
+        for (size_t i = 0; i < ELEMENTSOF(bdi_files); i++)
+                CHECK_EQ_U64(live_read(bdi, bdi_files[i]), bdi_before[i]);
+        CHECK(!saved_exists());
+
+        printf("# live: a crashed actuator is undone by the next one's recover\n");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        actuator_free(a);
+        CHECK(actuator_new(NULL, saved_path, &io, &a) == 0);
+        CHECK(actuator_recover(a) == 1);
+        for (size_t i = 0; i < ELEMENTSOF(vm_files); i++)
+                CHECK_EQ_U64(live_read(NULL, vm_files[i]), vm_before[i]);
+        for (size_t i = 0; i < ELEMENTSOF(bdi_files); i++)
+                CHECK_EQ_U64(live_read(bdi, bdi_files[i]), bdi_before[i]);
+        CHECK(!saved_exists());
+        CHECK(actuator_restore_all(a) == 0);
+        actuator_free(a);
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        int r = 0;
+
         log_set_max_level(LOG_DEBUG);
         if (!mkdtemp(tmpdir)) {
                 perror("mkdtemp");
@@ -641,16 +729,20 @@ int main(void) {
         }
         snprintf(saved_path, sizeof saved_path, "%s/run/wbtuned/saved", tmpdir);
 
-        test_apply_order_and_restore();
-        test_bytes_mode_original();
-        test_ratio_mode_drift();
-        test_min_max_order();
-        test_min_sum();
-        test_backoff();
-        test_vanished();
-        test_recover();
-        test_plan();
-        test_unwritable_saved_file();
+        if (argc == 3 && strcmp(argv[1], "--live") == 0) {
+                r = test_live(argv[2]);
+        } else {
+                test_apply_order_and_restore();
+                test_bytes_mode_original();
+                test_ratio_mode_drift();
+                test_min_max_order();
+                test_min_sum();
+                test_backoff();
+                test_vanished();
+                test_recover();
+                test_plan();
+                test_unwritable_saved_file();
+        }
 
         {
                 char cmd[300];
@@ -658,5 +750,7 @@ int main(void) {
                 if (system(cmd) != 0)
                         printf("# could not remove %s\n", tmpdir);
         }
+        if (r == 77)
+                return 77;
         TEST_EXIT();
 }
