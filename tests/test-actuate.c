@@ -577,6 +577,41 @@ static void test_recover(void) {
         fake_kernel_free(fk);
 }
 
+static void test_old_kernel(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 2);
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd;
+        sample s;
+        FILE *f;
+
+        printf("# a kernel without *_fine/*_bytes/strict_limit: no bytes caps, percent originals\n");
+        fake_kernel_bdi(fk, "7:1")->fine = false;
+        s = make_sample(fk, 1 * SEC);
+        CHECK(new_actuator(fk, &a) == 0);
+        dd = add_device(&d, "7:1");
+        want(dk(dd, KNOB_MAX_BYTES), 16 * M, "cap");
+        want(dk(dd, KNOB_STRICT_LIMIT), 1, "cap");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fk->n_log, 0);
+        CHECK(!saved_exists());
+        actuator_free(a);
+
+        fake_kernel_bdi(fk, "7:1")->max_ppm = 300000;
+        f = fopen(saved_path, "w");
+        if (f) {
+                fputs("bdi 7:1 min_ratio 0\nbdi 7:1 max_ratio 50\n", f);
+                fclose(f);
+        }
+        CHECK(new_actuator(fk, &a) == 0);
+        CHECK(actuator_recover(a) == 1);
+        CHECK(fake_kernel_log_find(fk, "7:1/max_ratio 50", 0) >= 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 500000);
+        CHECK(!log_has_errors(fk));
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
 static void test_plan(void) {
         fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 2);
         actuator *a;
@@ -740,6 +775,7 @@ int main(int argc, char **argv) {
                 test_backoff();
                 test_vanished();
                 test_recover();
+                test_old_kernel();
                 test_plan();
                 test_unwritable_saved_file();
         }
