@@ -435,10 +435,32 @@ static int client_idle_handler(sd_event_source *source, uint64_t usec, void *use
         return 0;
 }
 
-/* Too many clients: tell the newcomer why, without waiting, and close. */
-static void refuse_client(int fd) {
-        char message[64];
-        snprintf(message, sizeof message, "too many clients (at most %d)", CONTROL_CLIENTS_MAX);
+/* NULL if a client of this uid may connect, else why not (into buf). */
+static const char *admission_refused(const control_server *s, uid_t uid, char *buf, size_t size) {
+        if (s->n_clients >= CONTROL_CLIENTS_MAX) {
+                snprintf(buf, size, "too many clients (at most %d)", CONTROL_CLIENTS_MAX);
+                return buf;
+        }
+        if (uid == 0)
+                return NULL;
+        if (s->n_clients >= CONTROL_CLIENTS_MAX - CONTROL_CLIENTS_ROOT_RESERVED) {
+                snprintf(buf, size, "too many clients (the last %d places are kept for root)",
+                         CONTROL_CLIENTS_ROOT_RESERVED);
+                return buf;
+        }
+        unsigned n = 0;
+        for (const control_client *c = s->clients; c; c = c->next)
+                n += c->uid == uid;
+        if (n >= CONTROL_CLIENTS_PER_UID) {
+                snprintf(buf, size, "too many clients of uid %u (at most %d)", (unsigned) uid,
+                         CONTROL_CLIENTS_PER_UID);
+                return buf;
+        }
+        return NULL;
+}
+
+/* Tell a refused newcomer why, without waiting, and close. */
+static void refuse_client(int fd, const char *message) {
         json_object *reply = control_reply_error(EUSERS, message);
         size_t len;
         const char *text = json_object_to_json_string_length(reply, JSON_C_TO_STRING_PLAIN, &len);
@@ -452,22 +474,17 @@ static void refuse_client(int fd) {
         close(fd);
 }
 
-static int client_new(control_server *s, int fd) {
-        struct ucred cred = {};
-        socklen_t cred_len = sizeof cred;
+static int client_new(control_server *s, int fd, const struct ucred *cred) {
         int r;
 
         _cleanup_close_ int owned = fd;
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0)
-                return -errno;
-
         control_client *c = calloc(1, sizeof *c);
         if (!c)
                 return -ENOMEM;
         c->server = s;
         c->fd = TAKE_FD(owned);
-        c->uid = cred.uid;
-        c->pid = cred.pid;
+        c->uid = cred->uid;
+        c->pid = cred->pid;
         c->next = s->clients;
         if (s->clients)
                 s->clients->prev = c;
@@ -509,12 +526,21 @@ static int listen_handler(sd_event_source *source, int fd, uint32_t revents, voi
                         log_warning_errno(errno, "Failed to accept control connection: %m");
                         return 0;
                 }
-                if (s->n_clients >= CONTROL_CLIENTS_MAX) {
-                        log_debug("Refusing control connection: %u clients already.", s->n_clients);
-                        refuse_client(cfd);
+                struct ucred cred = {};
+                socklen_t cred_len = sizeof cred;
+                if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0) {
+                        log_warning_errno(errno, "Failed to get the peer of a control connection: %m");
+                        close(cfd);
                         continue;
                 }
-                int r = client_new(s, cfd);
+                char buf[96];
+                const char *why = admission_refused(s, cred.uid, buf, sizeof buf);
+                if (why) {
+                        log_debug("Refusing control connection from pid %d: %s", (int) cred.pid, why);
+                        refuse_client(cfd, why);
+                        continue;
+                }
+                int r = client_new(s, cfd, &cred);
                 if (r < 0)
                         log_warning_errno(r, "Failed to set up control connection: %m");
         }

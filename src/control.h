@@ -9,6 +9,8 @@
 
 #define CONTROL_LINE_MAX (64 * 1024)   /* longest accepted request line */
 #define CONTROL_CLIENTS_MAX 64         /* more connections are accepted and closed */
+#define CONTROL_CLIENTS_PER_UID 16     /* per non-root uid, so one user cannot lock out the others */
+#define CONTROL_CLIENTS_ROOT_RESERVED 8 /* of CONTROL_CLIENTS_MAX, only for uid 0 */
 
 /* A verb handler fills *reply with the "result" object, or returns -errno and may set *error
  * (malloc'd) to a message; the server turns that into {"ok":false,...}. */

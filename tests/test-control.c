@@ -205,6 +205,8 @@ static char *fork_call(const char *path, const char *request, uid_t uid, int tim
                 else
                         snprintf(out, sizeof out, "%s", json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN));
                 (void) !write(p[1], out, strlen(out));
+                json_object_put(req);
+                json_object_put(reply);
                 _exit(0);
         }
         close(p[1]);
@@ -216,6 +218,59 @@ static char *fork_call(const char *path, const char *request, uid_t uid, int tim
         (void) !read(p[0], out, 8191);
         close(p[0]);
         return out;
+}
+
+/* A child as uid that opens n connections and reports what the last one was told within 1 s
+ * ("NONE" if nothing: it was admitted). It holds them until it is killed. */
+static pid_t spawn_holder(uid_t uid, unsigned n, char *result, size_t size) {
+        int res[2];
+        if (pipe(res) < 0)
+                return -1;
+        pid_t pid = fork();
+        if (pid == 0) {
+                close(res[0]);
+                if (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                        _exit(2);
+                struct sockaddr_un sa = { .sun_family = AF_UNIX };
+                strcpy(sa.sun_path, socket_path);
+                int fd = -1;
+                for (unsigned i = 0; i < n; i++) {
+                        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                        if (connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+                                _exit(3);
+                }
+                char line[512] = "NONE";
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                if (poll(&p, 1, 1000) == 1) {
+                        ssize_t k = recv(fd, line, sizeof line - 1, 0);
+                        line[k > 0 ? k : 0] = '\0';
+                        char *nl = strchr(line, '\n');
+                        if (nl)
+                                *nl = '\0';
+                }
+                (void) !write(res[1], line, strlen(line));
+                close(res[1]);
+                for (;;)
+                        pause();
+        }
+        close(res[1]);
+        /* Serve the child's connections until it has reported. */
+        memset(result, 0, size);
+        uint64_t end = now_usec() + 5000000;
+        struct pollfd p = { .fd = res[0], .events = POLLIN };
+        while (now_usec() < end && poll(&p, 1, 0) == 0)
+                pump(2);
+        (void) !read(res[0], result, size - 1);
+        close(res[0]);
+        return pid;
+}
+
+static void release_holder(pid_t pid) {
+        kill(pid, SIGKILL);
+        int status;
+        uint64_t end = now_usec() + 5000000;
+        while (waitpid(pid, &status, WNOHANG) == 0 && now_usec() < end)
+                pump(2);
 }
 
 /* --- tests --------------------------------------------------------------------------------- */
@@ -508,6 +563,49 @@ static void test_too_many_clients(control_server *s) {
         CHECK_EQ_U64(control_server_n_clients(s), 0);
 }
 
+static void test_uid_limits(control_server *s) {
+        char result[512];
+        pid_t pid[4];
+
+        if (geteuid() != 0) {
+                printf("# skipping uid limits: not root\n");
+                return;
+        }
+
+        /* One user cannot take more than CONTROL_CLIENTS_PER_UID. */
+        pid[0] = spawn_holder(65534, CONTROL_CLIENTS_PER_UID + 1, result, sizeof result);
+        CHECK_STREQ(result, "{\"ok\":false,\"error\":\"too many clients of uid 65534 (at most 16)\",\"errno\":\"EUSERS\"}");
+        pump(20);
+        CHECK_EQ_U64(control_server_n_clients(s), CONTROL_CLIENTS_PER_UID);
+
+        pid[1] = spawn_holder(65533, CONTROL_CLIENTS_PER_UID, result, sizeof result);
+        CHECK_STREQ(result, "NONE");
+        pid[2] = spawn_holder(65532, CONTROL_CLIENTS_PER_UID, result, sizeof result);
+        CHECK_STREQ(result, "NONE");
+        tclient *root[CONTROL_CLIENTS_ROOT_RESERVED + 1];
+        for (unsigned i = 0; i < CONTROL_CLIENTS_ROOT_RESERVED; i++)
+                root[i] = tclient_new();
+        pump(20);
+        CHECK_EQ_U64(control_server_n_clients(s), CONTROL_CLIENTS_MAX - CONTROL_CLIENTS_ROOT_RESERVED);
+
+        /* The last places are root's: another user is refused, root still gets in. */
+        pid[3] = spawn_holder(65531, 1, result, sizeof result);
+        CHECK_STREQ(result, "{\"ok\":false,\"error\":\"too many clients (the last 8 places are kept for root)\",\"errno\":\"EUSERS\"}");
+        root[CONTROL_CLIENTS_ROOT_RESERVED] = tclient_new();
+        tclient_send_str(root[CONTROL_CLIENTS_ROOT_RESERVED], "{\"verb\":\"ping\"}\n");
+        json_object *o = tclient_read(root[CONTROL_CLIENTS_ROOT_RESERVED], NULL);
+        CHECK(get_ok(o));
+        json_object_put(o);
+        CHECK_EQ_U64(control_server_n_clients(s), CONTROL_CLIENTS_MAX - CONTROL_CLIENTS_ROOT_RESERVED + 1);
+
+        for (unsigned i = 0; i < 4; i++)
+                release_holder(pid[i]);
+        for (unsigned i = 0; i <= CONTROL_CLIENTS_ROOT_RESERVED; i++)
+                tclient_free(root[i]);
+        pump(20);
+        CHECK_EQ_U64(control_server_n_clients(s), 0);
+}
+
 static void test_socket_file(const char *dir) {
         struct stat st;
         char sub[300];
@@ -629,6 +727,7 @@ int main(void) {
         char dir[] = "/tmp/test-control-XXXXXX";
 
         log_open();
+        setvbuf(stdout, NULL, _IOLBF, 0);
         umask(022);
         signal(SIGPIPE, SIG_IGN);
         if (!mkdtemp(dir)) {
@@ -653,6 +752,7 @@ int main(void) {
         test_slow_reader(s);
         test_idle_timeout(s);
         test_too_many_clients(s);
+        test_uid_limits(s);
         control_server_free(s);
         CHECK(access(socket_path, F_OK) < 0 && errno == ENOENT);
 
