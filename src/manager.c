@@ -1,16 +1,57 @@
 /* The daemon's state and event sources: tick timer, signals, control verbs. */
 #include "manager.h"
+#include "explain.h"
 #include "log.h"
 #include "report.h"
 #include "util.h"
 
 #include <inttypes.h>
+#include <libgen.h>
 #include <signal.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
 
 static void manager_print_tick(manager *m);
 static void manager_notify_status(manager *m);
+static const char *manager_mode(const manager *m);
+
+static bool manager_applying(const manager *m) {
+        return !m->dry_run && m->mode == POLICY_MODE_AUTO;
+}
+
+/* decide on every tick, so observe mode shows what auto would do; write only in auto */
+static void manager_decide_and_act(manager *m) {
+        decision next;
+        int r;
+
+        r = policy_decide(&m->current, &m->config, &m->policy, &next);
+        if (r < 0) {
+                log_warning_errno(r, "Policy failed, keeping the knobs as they are: %m");
+                return;
+        }
+        decision_done(&m->decision);
+        m->decision = next;
+        m->have_decision = true;
+
+        if (manager_applying(m)) {
+                r = actuator_apply(m->actuator, &m->current, &m->decision);
+                if (r < 0)
+                        log_debug_errno(r, "Some knobs could not be applied this tick: %m");
+        } else if (m->dry_run && m->print_ticks) {
+                _cleanup_fclose_ FILE *plan = NULL;
+                char *buf = NULL;
+                size_t size = 0;
+
+                /* show what auto mode would write, without writing */
+                plan = open_memstream(&buf, &size);
+                if (plan && actuator_plan(m->actuator, &m->current, &m->decision, plan) >= 0) {
+                        fclose(TAKE_PTR(plan));
+                        if (size > 0)
+                                printf("would write:\n%s", buf);
+                }
+                free(buf);
+        }
+}
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         manager *m = userdata;
@@ -26,6 +67,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                 m->current = next;
                 m->have_sample = true;
                 m->n_ticks++;
+                manager_decide_and_act(m);
                 manager_notify_status(m);
                 if (m->print_ticks)
                         manager_print_tick(m);
@@ -75,9 +117,14 @@ int manager_reload(manager *m, FILE *err) {
                         log_warning_errno(r, "Failed to re-arm the tick timer: %m");
         }
         m->config = next;
+        m->mode = next.mode;
         log_set_max_level(m->config.log_level);
-        log_info("Reloaded %s: tick %" PRIu64 " ms, mode %s.", m->config_path, m->config.tick_ms,
-                 m->config.mode == POLICY_MODE_AUTO ? "auto" : "observe");
+        if (!manager_applying(m) && actuator_dirty(m->actuator)) {
+                r = actuator_restore_all(m->actuator);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to restore every knob after leaving auto mode: %m");
+        }
+        log_info("Reloaded %s: tick %" PRIu64 " ms, mode %s.", m->config_path, m->config.tick_ms, manager_mode(m));
         sd_notify(false, "READY=1");
         return 0;
 }
@@ -85,7 +132,18 @@ int manager_reload(manager *m, FILE *err) {
 static const char *manager_mode(const manager *m) {
         if (m->dry_run)
                 return "dry-run";
-        return m->config.mode == POLICY_MODE_AUTO ? "auto" : "observe";
+        return m->mode == POLICY_MODE_AUTO ? "auto" : "observe";
+}
+
+int manager_restore(manager *m) {
+        int r;
+
+        m->mode = POLICY_MODE_OBSERVE;
+        r = actuator_restore_all(m->actuator);
+        if (r < 0)
+                return log_error_errno(r, "Failed to restore every knob: %m");
+        log_notice("Restored every knob to its original value; observing only until the next reload.");
+        return 0;
 }
 
 /* --- control verbs ---------------------------------------------------------------- */
@@ -108,15 +166,28 @@ static int verb_status(void *userdata, json_object *request, json_object **reply
                 m->current.debugfs ? "debugfs" : "blockstat (debugfs unavailable: /sys/block/<dev>/stat sector deltas)"));
         json_object_object_add(o, "n_devices", json_object_new_int64((int64_t) m->current.n_devices));
         json_object_object_add(o, "global", report_global(&m->current.global));
+        json_object_object_add(o, "tuning", explain_global_json(&m->current, m->have_decision ? &m->decision : NULL,
+                                                                m->actuator));
         *reply = o;
         return 0;
 }
 
+/* report_device() plus the tuning view of that device. */
+static json_object *device_json(manager *m, const bdi_device *d) {
+        json_object *o = report_device(d);
+
+        json_object_object_add(o, "tuning", explain_device_json(d, explain_find_decision(m->have_decision ? &m->decision : NULL, d->bdi),
+                                                                m->actuator));
+        return o;
+}
+
 static int verb_devices(void *userdata, json_object *request, json_object **reply, char **error) {
         manager *m = userdata;
-        json_object *o = json_object_new_object();
+        json_object *o = json_object_new_object(), *list = json_object_new_array();
 
-        json_object_object_add(o, "devices", report_devices(&m->current));
+        for (size_t i = 0; i < m->current.n_devices; i++)
+                json_object_array_add(list, device_json(m, &m->current.devices[i]));
+        json_object_object_add(o, "devices", list);
         *reply = o;
         return 0;
 }
@@ -140,8 +211,67 @@ static int verb_show(void *userdata, json_object *request, json_object **reply, 
                 return -ENODEV;
         }
         o = json_object_new_object();
-        json_object_object_add(o, "device", report_device(d));
+        json_object_object_add(o, "device", device_json(m, d));
         *reply = o;
+        return 0;
+}
+
+static const bdi_device *request_device(manager *m, json_object *request, const char *verb, char **error) {
+        json_object *key_obj;
+        const bdi_device *d;
+        const char *key;
+
+        if (!json_object_object_get_ex(request, "device", &key_obj) ||
+            !json_object_is_type(key_obj, json_type_string)) {
+                if (asprintf(error, "\"%s\" needs a \"device\" string: a name, mount point or MAJ:MIN", verb) < 0)
+                        *error = NULL;
+                return NULL;
+        }
+        key = json_object_get_string(key_obj);
+        d = sample_find_device(&m->current, key);
+        if (!d && asprintf(error, "no device matches '%s'", key) < 0)
+                *error = NULL;
+        return d;
+}
+
+static int verb_explain(void *userdata, json_object *request, json_object **reply, char **error) {
+        manager *m = userdata;
+        _cleanup_fclose_ FILE *f = NULL;
+        const bdi_device *d;
+        json_object *o;
+        char *text = NULL;
+        size_t size = 0;
+
+        d = request_device(m, request, "explain", error);
+        if (!d)
+                return *error && strncmp(*error, "no device", 9) == 0 ? -ENODEV : -EINVAL;
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        explain_device_text(f, &m->current, d, explain_find_decision(m->have_decision ? &m->decision : NULL, d->bdi),
+                            m->actuator, manager_applying(m));
+        fclose(TAKE_PTR(f));
+        o = json_object_new_object();
+        json_object_object_add(o, "bdi", json_object_new_string(d->bdi));
+        json_object_object_add(o, "text", json_object_new_string(text ? text : ""));
+        json_object_object_add(o, "tuning", device_json(m, d));
+        free(text);
+        *reply = o;
+        return 0;
+}
+
+static int verb_restore(void *userdata, json_object *request, json_object **reply, char **error) {
+        manager *m = userdata;
+        int r;
+
+        r = manager_restore(m);
+        if (r < 0) {
+                if (asprintf(error, "failed to restore every knob: %s", strerror(-r)) < 0)
+                        *error = NULL;
+                return r;
+        }
+        *reply = json_object_new_object();
+        json_object_object_add(*reply, "mode", json_object_new_string(manager_mode(m)));
         return 0;
 }
 
@@ -173,7 +303,9 @@ static const control_verb manager_verbs[] = {
         { "status",  false, verb_status },
         { "devices", false, verb_devices },
         { "show",    false, verb_show },
+        { "explain", false, verb_explain },
         { "reload",  true,  verb_reload },
+        { "restore", true,  verb_restore },
 };
 
 /* --- status output ------------------------------------------------------------------ */
@@ -232,6 +364,13 @@ int manager_new(const manager_options *o, const config *c, manager **ret) {
         m->socket_path = xstrdup(o->socket_path ? o->socket_path : c->socket_path);
         m->dry_run = o->dry_run;
         m->print_ticks = o->print_ticks;
+        m->mode = c->mode;
+        {
+                /* the saved originals live beside the socket: /run/wbtuned/saved by default */
+                _cleanup_free_ char *dir = xstrdup(m->socket_path);
+                if (asprintf(&m->saved_path, "%s/saved", dirname(dir)) < 0)
+                        abort();
+        }
         m->start_usec = now_usec();
         *ret = m;
         return 0;
@@ -242,6 +381,10 @@ manager *manager_free(manager *m) {
                 return NULL;
         control_server_free(m->control);
         sd_event_source_unref(m->tick_source);
+        actuator_free(m->actuator);
+        decision_done(&m->decision);
+        policy_state_done(&m->policy);
+        free(m->saved_path);
         observe_free(m->observe);
         sample_done(&m->current);
         sd_event_unref(m->event);
@@ -279,6 +422,22 @@ int manager_start(manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to enable the watchdog: %m");
 
+        r = actuator_new(m->root, m->saved_path, NULL, &m->actuator);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the knob writer: %m");
+        if (access(m->saved_path, F_OK) == 0) {
+                if (m->dry_run)
+                        log_warning("%s is left from a run that did not stop cleanly; not restoring it in dry-run mode.",
+                                    m->saved_path);
+                else {
+                        r = actuator_recover(m->actuator);
+                        if (r < 0)
+                                log_error_errno(r, "Failed to restore every knob listed in %s: %m", m->saved_path);
+                        else
+                                log_notice("Restored the knobs a previous run left changed (%s).", m->saved_path);
+                }
+        }
+
         r = observe_new(m->root, !m->root, &m->observe);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the readers: %m");
@@ -287,6 +446,7 @@ int manager_start(manager *m) {
                 return log_error_errno(r, "Failed to read the writeback state: %m");
         m->have_sample = true;
         m->n_ticks = 1;
+        manager_decide_and_act(m);
         if (!m->current.debugfs)
                 log_warning("debugfs bdi statistics are unavailable: per-device figures come from /sys/block/<dev>/stat sector deltas.");
 
@@ -311,8 +471,19 @@ int manager_start(manager *m) {
 int manager_run(manager *m) {
         int r;
 
+        int k;
+
         r = sd_event_loop(m->event);
         if (r < 0)
-                return log_error_errno(r, "Event loop failed: %m");
+                log_error_errno(r, "Event loop failed: %m");
+        /* every exit path of the loop gives the kernel its knobs back */
+        if (actuator_dirty(m->actuator)) {
+                k = actuator_restore_all(m->actuator);
+                if (k < 0) {
+                        log_error_errno(k, "Failed to restore every knob; %s lists what is left: %m", m->saved_path);
+                        r = r < 0 ? r : k;
+                } else
+                        log_info("Restored every knob to its original value.");
+        }
         return r;
 }

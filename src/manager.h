@@ -4,9 +4,11 @@
 #include <stdbool.h>
 #include <systemd/sd-event.h>
 
+#include "actuate.h"
 #include "config.h"
 #include "control.h"
 #include "observe.h"
+#include "policy.h"
 
 typedef struct manager {
         sd_event *event;
@@ -22,6 +24,13 @@ typedef struct manager {
         bool have_sample;
         uint64_t start_usec;
         uint64_t n_ticks;
+
+        policy_state policy;        /* what the policy carries between ticks */
+        decision decision;          /* the latest decision, shown by status/devices/explain */
+        bool have_decision;
+        actuator *actuator;         /* writes knobs only in auto mode without --dry-run */
+        policy_mode mode;           /* the config's, until `wbtunectl restore` switches to observe */
+        char *saved_path;           /* originals of changed knobs, beside the socket */
 
         control_server *control;
         sd_event_source *tick_source;
@@ -42,5 +51,7 @@ manager *manager_free(manager *m);
 int manager_start(manager *m);
 /* Run until SIGTERM/SIGINT; returns the loop's exit code (0 on a clean stop). */
 int manager_run(manager *m);
+/* Give every knob back its original value and stop tuning until the next reload. */
+int manager_restore(manager *m);
 /* Re-read the config; on error keep the running one. err receives the error lines (may be NULL). */
 int manager_reload(manager *m, FILE *err);

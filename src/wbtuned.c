@@ -24,7 +24,7 @@ static void help(void) {
                "                     plus FILE.d/*.conf)\n"
                "     --socket PATH   control socket (default: the config's, %s)\n"
                "     --root DIR      read /proc and /sys under DIR (a fake tree, for tests);\n"
-               "                     never mounts anything\n"
+               "                     never mounts anything; implies --dry-run\n"
                "     --dry-run       observe and show what would be done; write no knob\n"
                "     --check-config  print the merged configuration; exit 0 if valid, 1 if not\n"
                "     --quiet         no per-tick summary on stdout in the foreground\n"
@@ -58,7 +58,11 @@ static int parse_argv(int argc, char *argv[]) {
                         }
                         arg_socket = optarg;
                         break;
-                case ARG_ROOT: arg_root = optarg; break;
+                case ARG_ROOT:
+                        /* plain files cannot act like the kernel's knobs: never write into a fake tree */
+                        arg_root = optarg;
+                        arg_dry_run = true;
+                        break;
                 case ARG_DRY_RUN: arg_dry_run = true; break;
                 case ARG_CHECK_CONFIG: arg_check_config = true; break;
                 case ARG_QUIET: arg_quiet = true; break;
