@@ -1,1 +1,269 @@
-def cmd_cost(o, b): raise NotImplementedError
+"""`wbbench cost`: the daemon's own cost -- CPU time per tick and peak RSS -- with
+10/100/1000 fake BDIs (wbtuned --root FAKETREE) and on the live testbed.
+
+The fake tree mirrors the live files' formats (copied from this machine's
+/proc/vmstat, /proc/meminfo, /proc/sys/vm/*, debugfs bdi/<dev>/stats and wb_stats);
+between ticks the per-device counters advance so the daemon has work to do."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from . import tunings
+from .util import log, warn, read, CLK_TCK
+
+FAKE_MAJOR = 259
+M = 1 << 20
+
+STATS_FMT = ("BdiWriteback:       {wb:10d} kB\n"
+             "BdiReclaimable:     {recl:10d} kB\n"
+             "BdiDirtyThresh:     {bthr:10d} kB\n"
+             "DirtyThresh:        {thr:10d} kB\n"
+             "BackgroundThresh:   {bg:10d} kB\n"
+             "BdiDirtied:         {dirtied:10d} kB\n"
+             "BdiWritten:         {written:10d} kB\n"
+             "BdiWriteBandwidth:  {bw:10d} kBps\n"
+             "b_dirty:            {bd:10d}\n"
+             "b_io:               {bio:10d}\n"
+             "b_more_io:          {bmore:10d}\n"
+             "b_dirty_time:       {bdt:10d}\n"
+             "bdi_list:           {bl:10d}\n"
+             "state:              {state:10x}\n")
+
+WB_STATS_FMT = ("WbCgIno:           {ino:10d}\n"
+                "WbWriteback:       {wb:10d} kB\n"
+                "WbReclaimable:     {recl:10d} kB\n"
+                "WbDirtyThresh:     {bthr:10d} kB\n"
+                "WbDirtied:         {dirtied:10d} kB\n"
+                "WbWritten:         {written:10d} kB\n"
+                "WbWriteBandwidth:  {wbbw:10d} kBps\n"
+                "b_dirty:           {bd:10d}\n"
+                "b_io:              {bio:10d}\n"
+                "b_more_io:         {bmore:10d}\n"
+                "b_dirty_time:      {bdt:10d}\n"
+                "state:             {state:10x}\n\n")
+
+
+def _live_template():
+    """Check our formats against the live files (same keys, same order)."""
+    try:
+        live = read("/sys/kernel/debug/bdi/%s/stats" % sorted(os.listdir("/sys/kernel/debug/bdi"))[0])
+    except (OSError, IndexError):
+        return
+    keys = [l.split(":")[0] for l in live.splitlines() if ":" in l]
+    ours = [l.split(":")[0] for l in STATS_FMT.splitlines()]
+    if keys != ours:
+        warn("live debugfs stats keys %s differ from the fake tree's %s" % (keys, ours))
+
+
+def _w(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+class FakeTree:
+    def __init__(self, root, n):
+        self.root, self.n = root, n
+        self.devs = ["%d:%d" % (FAKE_MAJOR, i) for i in range(n)]
+        self.state = {d: {"dirtied": 0, "written": 0, "recl": 0, "wb": 0,
+                          "bw": (8 + 16 * (i % 8)) * 1024} for i, d in enumerate(self.devs)}
+        self.tick_no = 0
+
+    def p(self, *parts):
+        return os.path.join(self.root, *parts)
+
+    def build(self):
+        _live_template()
+        _w(self.p("proc/vmstat"), read("/proc/vmstat"))
+        _w(self.p("proc/meminfo"), read("/proc/meminfo"))
+        for k in sorted(os.listdir("/proc/sys/vm")):
+            try:
+                v = read("/proc/sys/vm/" + k)
+            except OSError:
+                continue          # write-only (drop_caches, compact_memory)
+            _w(self.p("proc/sys/vm", k), v)
+        mi = read("/proc/self/mountinfo").splitlines()
+        for i, d in enumerate(self.devs):
+            mi.append("%d 1 %s / /mnt/fake%d rw,relatime - %s /dev/fake%d rw" %
+                      (10000 + i, d, i, ("ext4", "xfs", "btrfs")[i % 3], i))
+        _w(self.p("proc/self/mountinfo"), "\n".join(mi) + "\n")
+        maxb = 5 * 1024 * M
+        for i, d in enumerate(self.devs):
+            knobs = {"min_ratio": 0, "max_ratio": 100, "min_ratio_fine": 0,
+                     "max_ratio_fine": 1000000, "min_bytes": 0, "max_bytes": maxb,
+                     "strict_limit": 0, "read_ahead_kb": 128, "stable_pages_required": 0}
+            for k, v in knobs.items():
+                _w(self.p("sys/class/bdi", d, k), "%d\n" % v)
+            blk = self.p("sys/block/fake%d" % i)
+            _w(os.path.join(blk, "dev"), d + "\n")
+            _w(os.path.join(blk, "stat"), " ".join(["0"] * 17) + "\n")
+            _w(os.path.join(blk, "removable"), "0\n")
+            _w(os.path.join(blk, "queue/rotational"), "%d\n" % (i % 2))
+            os.makedirs(self.p("sys/dev/block"), exist_ok=True)
+            link = self.p("sys/dev/block", d)
+            if not os.path.lexists(link):
+                os.symlink("../../block/fake%d" % i, link)
+        self.tick()
+
+    def tick(self):
+        """Advance every device by one tick of fake writing."""
+        self.tick_no += 1
+        thr = 4879936
+        for i, d in enumerate(self.devs):
+            s = self.state[d]
+            active = (i + self.tick_no // 50) % 3 != 0
+            bw = s["bw"] // 10                    # kB per 100 ms
+            if active:
+                s["dirtied"] += 2 * bw            # dirtying at twice the device's speed
+                s["recl"] = min(s["recl"] + 2 * bw, 400 * 1024)
+            s["wb"] = min(s["recl"], bw)
+            s["recl"] -= s["wb"]
+            s["written"] += s["wb"]
+            txt = STATS_FMT.format(wb=s["wb"], recl=s["recl"], bthr=thr // max(1, self.n),
+                                   thr=thr, bg=thr // 2, dirtied=s["dirtied"],
+                                   written=s["written"], bw=s["bw"] if active else 0,
+                                   bd=1 if active else 0, bio=0, bmore=0, bdt=0, bl=1, state=1)
+            _w(self.p("sys/kernel/debug/bdi", d, "stats"), txt)
+            wtxt = WB_STATS_FMT.format(ino=1, wb=s["wb"], recl=s["recl"], bthr=thr // max(1, self.n),
+                                       dirtied=s["dirtied"], written=s["written"], wbbw=s["bw"],
+                                       bd=1 if active else 0, bio=0, bmore=0, bdt=0, state=1)
+            _w(self.p("sys/kernel/debug/bdi", d, "wb_stats"), wtxt)
+
+
+def make_fake_tree(root, n):
+    t = FakeTree(root, n)
+    t.build()
+    return t
+
+
+def proc_cost(pid):
+    st = read("/proc/%d/stat" % pid)
+    fields = st[st.rindex(")") + 2:].split()
+    cpu = (int(fields[11]) + int(fields[12])) / CLK_TCK     # utime, stime (fields 14, 15)
+    hwm = 0
+    for line in read("/proc/%d/status" % pid).splitlines():
+        if line.startswith("VmHWM:"):
+            hwm = int(line.split()[1])
+    return cpu, hwm
+
+
+def measure(binary, conf, sock, ticks, tick_ms, logpath, extra_args=(), each_tick=None,
+            spawn=None, reap=None):
+    """Run the daemon for `ticks` ticks after it is ready; CPU per tick, VmHWM."""
+    cmd = [binary, "--socket", sock, "-c", conf] + list(extra_args)
+    logf = open(logpath, "w")
+    p = spawn(cmd, stdout=logf, stderr=logf) if spawn else \
+        subprocess.Popen(cmd, stdout=logf, stderr=logf, start_new_session=True)
+    res = {"cmd": cmd, "ticks": ticks, "tick_ms": tick_ms}
+    try:
+        end = time.monotonic() + 10
+        while time.monotonic() < end and not os.path.exists(sock) and p.poll() is None:
+            time.sleep(0.02)
+        if p.poll() is not None:
+            res["error"] = "daemon exited early (rc %s), see %s" % (p.returncode, logpath)
+            return res
+        cpu0, _ = proc_cost(p.pid)
+        t0 = time.monotonic()
+        for i in range(ticks):
+            if each_tick:
+                each_tick()
+            time.sleep(max(0, t0 + (i + 1) * tick_ms / 1000 - time.monotonic()))
+            if p.poll() is not None:
+                res["error"] = "daemon died after %d ticks (rc %s)" % (i, p.returncode)
+                return res
+        cpu1, hwm = proc_cost(p.pid)
+        wall = time.monotonic() - t0
+        res.update({"cpu_s": cpu1 - cpu0, "wall_s": wall,
+                    "cpu_ms_per_tick": 1000 * (cpu1 - cpu0) / ticks,
+                    "cpu_percent": 100 * (cpu1 - cpu0) / wall, "vmhwm_kb": hwm})
+    finally:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                res["error"] = "no exit 15 s after SIGTERM"
+        res["rc"] = p.returncode
+        res["clean"] = p.returncode == 0 and "error" not in res
+        if reap:
+            reap(p)
+        logf.close()
+    return res
+
+
+def cmd_cost(o, bench_dir):
+    binary = tunings.find_wbtuned(o.wbtuned, bench_dir)
+    outdir = os.path.abspath(o.output or os.path.join(bench_dir, "out", "cost-" + time.strftime("%Y%m%d-%H%M%S")))
+    os.makedirs(outdir, exist_ok=True)
+    results = []
+    work = tempfile.mkdtemp(prefix="wbbench-cost.", dir="/var/tmp")
+    try:
+        for n in [int(x) for x in o.bdis]:
+            root = os.path.join(work, "tree%d" % n)
+            t = make_fake_tree(root, n)
+            log("fake tree with %d BDIs at %s" % (n, root))
+            if not binary:
+                results.append({"where": "fake", "bdis": n, "error": "wbtuned binary not found"})
+                continue
+            conf = tunings.daemon_config(os.path.join(work, "c%d.conf" % n), work, None,
+                                         tick_ms=o.tick_ms)
+            r = measure(binary, conf, os.path.join(work, "ctl"), o.ticks, o.tick_ms,
+                        os.path.join(outdir, "fake%d.log" % n), ["--root", root, "--quiet"], t.tick)
+            r.update({"where": "fake", "bdis": n})
+            results.append(r)
+            log("  %s" % r)
+        if o.live:
+            results.append(live_cost(o, binary, outdir))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    with open(os.path.join(outdir, "cost.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    lines = ["# wbtuned cost", "", "`%s`, %s" % (binary, time.strftime("%Y-%m-%d %H:%M")), "",
+             "| where | BDIs | ticks | CPU ms/tick | CPU % | VmHWM kB | exit |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            r["where"], r.get("bdis"), r.get("ticks", "–"),
+            "%.3f" % r["cpu_ms_per_tick"] if "cpu_ms_per_tick" in r else "–",
+            "%.2f" % r["cpu_percent"] if "cpu_percent" in r else "–",
+            r.get("vmhwm_kb", "–"),
+            "clean" if r.get("clean") else r.get("error", "rc %s" % r.get("rc"))))
+    with open(os.path.join(outdir, "cost.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print("output: %s" % outdir)
+    return 0 if binary and all(r.get("clean") for r in results) else (77 if not binary else 1)
+
+
+def live_cost(o, binary, outdir):
+    """The daemon on the live system while the testbed's 4 devices take writes."""
+    from .testbed import Testbed
+    from .fio import Group, jobfile
+    if not binary:
+        return {"where": "live", "error": "wbtuned binary not found"}
+    tb = Testbed()
+    try:
+        devs = [tb.add_device("ext4", bps) for bps in (8 * M, 120 * M, 120 * M, 0)]
+        secs = o.ticks * o.tick_ms / 1000 + 5
+        groups = [Group("w%d" % d.idx, d, secs, size="2G") for d in devs]
+        jf = os.path.join(tb.priv, "cost.fio")
+        with open(jf, "w") as f:
+            f.write(jobfile(groups))
+        fio = tb.spawn(["fio", "--output=/dev/null", jf], stdout=subprocess.DEVNULL)
+        conf = tunings.daemon_config(os.path.join(tb.priv, "live.conf"), tb.priv, None, tick_ms=o.tick_ms)
+        r = measure(binary, conf, os.path.join(tb.priv, "ctl"), o.ticks, o.tick_ms,
+                    os.path.join(outdir, "live.log"), ["--quiet"], spawn=tb.spawn, reap=tb.reap)
+        fio.kill()
+        fio.wait()
+        tb.reap(fio)
+        r.update({"where": "live", "bdis": len(os.listdir("/sys/class/bdi"))})
+        return r
+    finally:
+        tb.close()

@@ -76,6 +76,15 @@ def _fmt(sp, scale=1.0, digits=1, show_range=True):
     return med
 
 
+def _fmt_mb(sp, show_range=True):
+    """MB with more digits for small figures (tiny thresholds)."""
+    if not sp:
+        return "–"
+    med = sp["median"] / M
+    digits = 0 if med >= 10 else (1 if med >= 1 else 2)
+    return _fmt(sp, 1 / M, digits, show_range)
+
+
 def markdown(summary, scenario, meta):
     lines = ["# wbbench: %s" % scenario, "",
              "Run %s on %s; command: `%s`" % (meta.get("date"), meta.get("kernel"), meta.get("command")),
@@ -119,15 +128,15 @@ def markdown(summary, scenario, meta):
             if any("fast_vs_solo" in x for _, x in rows):
                 row.append("%.0f %%" % (100 * s["fast_vs_solo"]) if "fast_vs_solo" in s else "–")
             gl = s["global"]
-            row.append("%s / %s (%s x)" % (_fmt(gl["peak_bytes"], 1 / M, 0),
-                                           _fmt(gl["thresh_bytes"], 1 / M, 0, False),
+            row.append("%s / %s (%s x)" % (_fmt_mb(gl["peak_bytes"]),
+                                           _fmt_mb(gl["thresh_bytes"], False),
                                            _fmt(gl["overshoot"], 1, 2)))
-            row.append("%s (%s x)" % (_fmt(gl["own_peak_bytes"], 1 / M, 0),
+            row.append("%s (%s x)" % (_fmt_mb(gl["own_peak_bytes"]),
                                       _fmt(gl["own_overshoot"], 1, 2)))
-            row.append(_fmt(gl["foreign_peak_bytes"], 1 / M, 0))
+            row.append(_fmt_mb(gl["foreign_peak_bytes"], False))
             for d in dnames:
                 dv = s["devices"][d]
-                row.append("%s (%s)" % (_fmt(dv["peak_backlog_bytes"], 1 / M, 0),
+                row.append("%s (%s)" % (_fmt_mb(dv["peak_backlog_bytes"]),
                                         _fmt(dv["peak_backlog_s"], 1, 1, False)))
                 row.append(_fmt(dv["sync_s"], 1, 1))
             lines.append("| " + " | ".join(row) + " |")

@@ -89,7 +89,7 @@ def daemon_config(path, priv, case, extra_file=None, tick_ms=100):
     if extra_file:
         text = read(extra_file)
     else:
-        lines = ["# written by wbbench", "[daemon]", "tick_ms = %d" % tick_ms,
+        lines = ["# written by wbbench", "[daemon]", "tick = %dms" % tick_ms,
                  "socket = %s" % os.path.join(priv, "ctl"), "", "[policy]", "mode = auto"]
         if case is not None and case.base:
             lines += ["dirty_bytes = %d" % case.base["dirty_bytes"],
