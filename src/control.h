@@ -13,7 +13,8 @@
 #define CONTROL_CLIENTS_ROOT_RESERVED 8 /* of CONTROL_CLIENTS_MAX, only for uid 0 */
 
 /* A verb handler fills *reply with the "result" object, or returns -errno and may set *error
- * (malloc'd) to a message; the server turns that into {"ok":false,...}. */
+ * (malloc'd) to a message; the server turns that into {"ok":false,...}. It runs in the event
+ * loop, so it must not block, and must not free the server. */
 typedef int (*control_handler_t)(void *userdata, json_object *request, json_object **reply, char **error);
 
 typedef struct control_verb {

@@ -58,7 +58,11 @@ static int call(const char *verb, const char *arg_key, const char *arg_value, js
         if (!json_object_object_get_ex(reply, "ok", &v) || !json_object_get_boolean(v)) {
                 const char *error = json_object_object_get_ex(reply, "error", &v) ? json_object_get_string(v) : NULL;
                 const char *name = json_object_object_get_ex(reply, "errno", &v) ? json_object_get_string(v) : NULL;
-                fprintf(stderr, "wbtunectl: %s: %s\n", verb, error ? error : "failed without a reason");
+                if (error && strchr(error, '\n'))
+                        /* Several lines (config errors "FILE:LINE: ..."): keep them verbatim, one per line. */
+                        fprintf(stderr, "wbtunectl: %s failed:\n%s\n", verb, error);
+                else
+                        fprintf(stderr, "wbtunectl: %s: %s\n", verb, error ? error : "failed without a reason");
                 r = name && strcmp(name, "EPERM") == 0 ? EXIT_PERMISSION : EXIT_DAEMON_ERROR;
                 json_object_put(reply);
                 return r;
