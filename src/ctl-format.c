@@ -188,6 +188,10 @@ int ctl_format_status(json_object *result, FILE *f) {
         }
 
         kv_print(l, f);
+        if (get(result, "tuning")) {
+                fputs("\nGlobal tuning:\n", f);
+                return ctl_format_tuning(get(result, "tuning"), f);
+        }
         return 0;
 }
 
@@ -351,6 +355,45 @@ int ctl_format_devices(json_object *result, FILE *f) {
         return r;
 }
 
+/* --- tuning: original, current and desired value of each knob, and why ------------------- */
+
+static const char *knob_value_str(char *buf, size_t size, const char *knob, json_object *v) {
+        if (!v || json_object_is_type(v, json_type_null))
+                return "-";
+        if (strstr(knob, "bytes"))
+                return bytes_str(buf, size, json_object_get_uint64(v));
+        snprintf(buf, size, "%" PRIu64, json_object_get_uint64(v));
+        return buf;
+}
+
+int ctl_format_tuning(json_object *knobs, FILE *f) {
+        static const char *const headers[] = { "KNOB", "ORIGINAL", "CURRENT", "DESIRED", "REASON" };
+        static const bool right[] = { false, true, true, true, false };
+        table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
+        int r = 0;
+
+        if (!knobs || !json_object_is_type(knobs, json_type_object))
+                return -EBADMSG;
+        json_object_object_foreach(knobs, name, k) {
+                char cur[32], want[32];
+                json_object *orig = get(k, "original");
+                char *row[] = {
+                        name,
+                        (char *) (orig && json_object_is_type(orig, json_type_string) ? json_object_get_string(orig) : "-"),
+                        (char *) knob_value_str(cur, sizeof cur, name, get(k, "current")),
+                        (char *) knob_value_str(want, sizeof want, name, get(k, "desired")),
+                        (char *) get_str(k, "reason"),
+                };
+                r = table_add_row(&t, row);
+                if (r < 0)
+                        break;
+        }
+        if (r == 0)
+                table_print(&t, f);
+        table_done(&t);
+        return r;
+}
+
 /* --- one device -------------------------------------------------------------------------- */
 
 typedef enum field_kind { FIELD_STRING, FIELD_NUMBER, FIELD_BYTES, FIELD_RATE, FIELD_SECONDS, FIELD_LIST,
@@ -444,6 +487,19 @@ static void add_field(kv_list *l, const char *label, field_kind kind, json_objec
         }
 }
 
+/* The device's tuning block under show's fields; absent from older daemons. */
+static int device_tuning_print(json_object *tuning, FILE *f) {
+        char bw[32];
+
+        if (!tuning)
+                return 0;
+        fprintf(f, "\nTuning: %s, %s, bandwidth taken as %s\n",
+                json_object_get_boolean(get(tuning, "managed")) ? "managed" : "not managed",
+                json_object_get_boolean(get(tuning, "active")) ? "active" : "idle",
+                rate_str(bw, sizeof bw, get_u64(tuning, "bw_estimate_bytes_per_s")));
+        return ctl_format_tuning(get(tuning, "knobs"), f);
+}
+
 int ctl_format_device(json_object *device, FILE *f) {
         _cleanup_free_ kv_list *l = calloc(1, sizeof *l);
 
@@ -459,12 +515,12 @@ int ctl_format_device(json_object *device, FILE *f) {
         }
         /* Fields a newer daemon added: shown raw, so nothing is hidden from "show". */
         json_object_object_foreach(device, key, v) {
-                bool known = false;
+                bool known = strcmp(key, "tuning") == 0;
                 for (size_t i = 0; i < ELEMENTSOF(device_fields) && !known; i++)
                         known = strcmp(device_fields[i].key, key) == 0;
                 if (!known)
                         kv_add(l, key, "%s", json_object_get_string(v));
         }
         kv_print(l, f);
-        return 0;
+        return device_tuning_print(get(device, "tuning"), f);
 }

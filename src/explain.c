@@ -104,8 +104,8 @@ static void explain_knob(FILE *f, const char *bdi, knob_id k, uint64_t current, 
                 have_orig ? ", originally " : "", have_orig ? orig : "");
 }
 
-int explain_device_text(FILE *f, const sample *s, const bdi_device *dev, const device_decision *dd,
-                        const actuator *a, bool applying) {
+int explain_device_text(FILE *f, const sample *s, const decision *d, const bdi_device *dev,
+                        const device_decision *dd, const actuator *a, bool applying) {
         char backlog[16], bw[16], thresh[16];
 
         fprintf(f, "%s (%s%s%s%s%s):\n", dev->name, dev->bdi, dev->n_mounts ? ", " : "",
@@ -124,7 +124,7 @@ int explain_device_text(FILE *f, const sample *s, const bdi_device *dev, const d
                 explain_knob(f, dev->bdi, k, current_device(dev, k), &dd->knobs[k - KNOB_DEVICE_FIRST], a);
         fprintf(f, "  The global limits:\n");
         for (knob_id k = 0; k < KNOB_DIRTY_WRITEBACK_CENTISECS; k++)
-                explain_knob(f, NULL, k, current_global(&s->global, k), NULL, a);
+                explain_knob(f, NULL, k, current_global(&s->global, k), d ? &d->global[k] : NULL, a);
         if (!applying)
                 fprintf(f, "  Nothing is written: the daemon runs in observe or dry-run mode.\n");
         return 0;

@@ -15,5 +15,5 @@ json_object *explain_device_json(const bdi_device *dev, const device_decision *d
 /* The decision for one bdi, or NULL. */
 const device_decision *explain_find_decision(const decision *d, const char *bdi);
 /* The reasoning in sentences, for `wbtunectl explain DEV`. */
-int explain_device_text(FILE *f, const sample *s, const bdi_device *dev, const device_decision *dd,
-                        const actuator *a, bool applying);
+int explain_device_text(FILE *f, const sample *s, const decision *d, const bdi_device *dev,
+                        const device_decision *dd, const actuator *a, bool applying);

@@ -248,7 +248,7 @@ static int verb_explain(void *userdata, json_object *request, json_object **repl
         f = open_memstream(&text, &size);
         if (!f)
                 return -ENOMEM;
-        explain_device_text(f, &m->current, d, explain_find_decision(m->have_decision ? &m->decision : NULL, d->bdi),
+        explain_device_text(f, &m->current, m->have_decision ? &m->decision : NULL, d, explain_find_decision(m->have_decision ? &m->decision : NULL, d->bdi),
                             m->actuator, manager_applying(m));
         fclose(TAKE_PTR(f));
         o = json_object_new_object();
@@ -328,13 +328,13 @@ static uint64_t device_best_bw(const bdi_device *d) {
 /* One line for the machine, one per device that holds or moves data. */
 static void manager_print_tick(manager *m) {
         const global_state *g = &m->current.global;
-        char a[16], b[16], c[16], d[16], e[16];
+        char a[16], b[16], c[16], d[16], e[16], f[16];
 
         printf("tick %" PRIu64 ": dirty %s writeback %s threshold %s background %s, dirtying %s/s, writing %s/s\n",
                m->n_ticks, format_bytes(a, sizeof a, g->dirty_bytes), format_bytes(b, sizeof b, g->writeback_bytes),
                format_bytes(c, sizeof c, g->dirty_thresh_bytes), format_bytes(d, sizeof d, g->background_thresh_bytes),
                format_bytes(e, sizeof e, g->dirty_rate_bytes_per_s),
-               format_bytes(a, sizeof a, g->write_rate_bytes_per_s));
+               format_bytes(f, sizeof f, g->write_rate_bytes_per_s));
         for (size_t i = 0; i < m->current.n_devices; i++) {
                 const bdi_device *dev = &m->current.devices[i];
 

@@ -9,7 +9,7 @@
 #define MB (1024ULL * 1024ULL)
 #define BW_FLOOR_BYTES_PER_S (1 * MB)       /* an idle or unknown device is never assumed slower */
 #define BW_BUSY_TICKS 2                     /* queued work >= this many ticks of writing = saturated */
-#define STRICT_SHARE_DIVISOR 4              /* strict_limit when the cap is <= limit / 4 */
+#define STRICT_SHARE_DIVISOR 2              /* strict_limit when the cap is <= half the limit */
 #define SLEW_DOWN_DIVISOR 2                 /* thresholds at most halve per tick ... */
 #define SLEW_UP_FACTOR 4                    /* ... and at most quadruple */
 #define HYSTERESIS_PERCENT 10               /* smaller changes are not worth a write */
@@ -149,7 +149,7 @@ static uint64_t original_limit(policy_state *st, const sample *s) {
 static void decide_global_limits(const sample *s, const config *c, policy_state *st, uint64_t demand_bytes,
                                  size_t n_active, decision *out) {
         char a[16];
-        uint64_t target, limit, ceiling, background;
+        uint64_t target, step, limit, ceiling, background;
         const char *why;
 
         ceiling = c->max_dirty_bytes ? c->max_dirty_bytes : original_limit(st, s);
@@ -167,9 +167,13 @@ static void decide_global_limits(const sample *s, const config *c, policy_state 
         } else
                 return;  /* nothing written yet: no opinion */
 
-        limit = settle(st->dirty_bytes, slew(st->dirty_bytes ? st->dirty_bytes : original_limit(st, s), target));
+        step = slew(st->dirty_bytes ? st->dirty_bytes : original_limit(st, s), target);
+        limit = settle(st->dirty_bytes, step);
         st->dirty_bytes = limit;
-        if (limit != target)
+        if (limit != step)
+                want(&out->global[KNOB_DIRTY_BYTES], limit, "%s: %s is within %d %% of it, not worth a change",
+                     why, format_bytes(a, sizeof a, target), HYSTERESIS_PERCENT);
+        else if (limit != target)
                 want(&out->global[KNOB_DIRTY_BYTES], limit, "%s: heading for %s in bounded steps",
                      why, format_bytes(a, sizeof a, target));
         else
@@ -206,7 +210,7 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
-        uint64_t target_ms = device_backlog_ms(c, dc), cap, floor;
+        uint64_t target_ms = device_backlog_ms(c, dc), cap, floor, target, step;
         char a[16], b[16];
         bool strict;
 
@@ -230,19 +234,31 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                 return;  /* the global limit already bounds it */
         }
 
-        cap = settle(ds->max_bytes, slew(ds->max_bytes ? ds->max_bytes : limit, cap));
+        target = cap;
+        step = slew(ds->max_bytes ? ds->max_bytes : limit, target);
+        cap = settle(ds->max_bytes, step);
         ds->max_bytes = cap;
         kmax->wanted = true;
         kmax->value = cap;
+        if (cap != step) {
+                size_t len = strlen(kmax->reason);
+                snprintf(kmax->reason + len, sizeof kmax->reason - len, ": %s is within %d %% of it, not worth a change",
+                         format_bytes(a, sizeof a, target), HYSTERESIS_PERCENT);
+        } else if (cap != target) {
+                size_t len = strlen(kmax->reason);
+                snprintf(kmax->reason + len, sizeof kmax->reason - len, ": heading for %s in bounded steps",
+                         format_bytes(a, sizeof a, target));
+        }
 
         if (dc && dc->strict_limit != TRISTATE_AUTO) {
                 strict = dc->strict_limit == TRISTATE_YES;
                 want(kstrict, strict, "strict_limit from [device \"%s\"]", dc->match);
         } else {
-                strict = cap <= limit / STRICT_SHARE_DIVISOR;
+                /* judged on where the cap is heading, so the slew does not delay it */
+                strict = target <= limit / STRICT_SHARE_DIVISOR;
                 if (strict)
                         want(kstrict, 1, "cap %s is far below the global limit %s: enforce it even below freerun",
-                             format_bytes(a, sizeof a, cap), format_bytes(b, sizeof b, limit));
+                             format_bytes(a, sizeof a, target), format_bytes(b, sizeof b, limit));
         }
         ds->strict = strict;
 }

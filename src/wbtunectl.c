@@ -135,6 +135,28 @@ static int verb_reload(char **args) {
         return arg_json ? print_json(result) : 0;
 }
 
+static int verb_explain(char **args) {
+        _cleanup_(json_object_putp) json_object *result = NULL;
+        int r = call("explain", "device", args[0], &result);
+        if (r != 0)
+                return r;
+        if (arg_json)
+                return print_json(result);
+        fputs(json_object_get_string(json_object_object_get(result, "text")), stdout);
+        return fflush(stdout) == 0 ? 0 : EXIT_DAEMON_ERROR;
+}
+
+static int verb_restore(char **args) {
+        _cleanup_(json_object_putp) json_object *result = NULL;
+        int r = call("restore", NULL, NULL, &result);
+        if (r != 0)
+                return r;
+        if (arg_json)
+                return print_json(result);
+        printf("Every knob is back at its original value; wbtuned now only observes (until reload).\n");
+        return 0;
+}
+
 static const struct {
         const char *name;
         unsigned min_args, max_args;
@@ -144,7 +166,9 @@ static const struct {
         { "status",  0, 0, verb_status,  "status",   "Show the daemon, global dirty state and vm knobs" },
         { "devices", 0, 0, verb_devices, "devices",  "List backing devices with dirty, bandwidth and knobs" },
         { "show",    1, 1, verb_show,    "show DEV", "Show every field of one device (name, mount point or MAJ:MIN)" },
+        { "explain", 1, 1, verb_explain, "explain DEV", "Say in sentences why each knob of a device is set as it is" },
         { "reload",  0, 0, verb_reload,  "reload",   "Re-read the configuration (root only)" },
+        { "restore", 0, 0, verb_restore, "restore",  "Put every knob back to its original value and stop tuning (root only)" },
 };
 
 static void help(void) {
@@ -152,7 +176,7 @@ static void help(void) {
                "Query and command wbtuned, the writeback tuning daemon.\n\n"
                "Verbs:\n");
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                printf("  %-10s %s\n", verbs[i].usage, verbs[i].help);
+                printf("  %-12s %s\n", verbs[i].usage, verbs[i].help);
         printf("\nOptions:\n"
                "  -s --socket PATH   Control socket (default: %s)\n"
                "  -j --json          Print the daemon's result object as JSON\n"

@@ -118,3 +118,11 @@ require_binaries() {
         [[ -x $WBTUNECTL ]] || fail "$WBTUNECTL not built"
         command -v "$PYTHON3" >/dev/null || skip "python3 not found"
 }
+
+# Tests that change or compare the live kernel's global knobs: run one at a time (make check
+# runs tests in parallel) and not at all when WBTUNED_SKIP_LIVE=1 (the distcheck pass).
+live_test_begin() {
+        [[ ${WBTUNED_SKIP_LIVE:-0} == 1 ]] && skip "WBTUNED_SKIP_LIVE=1: live-kernel tests are off"
+        exec 9> "${TMPDIR:-/tmp}/wbtuned-live-tests.lock" || fail "cannot open the live-test lock"
+        flock 9 || fail "cannot take the live-test lock"
+}

@@ -7,6 +7,7 @@ set -u
 command -v losetup >/dev/null || skip "losetup not installed"
 helper=$top_builddir/tests/test-actuate
 [[ -x $helper ]] || fail "$helper not built"
+live_test_begin
 
 vm=/proc/sys/vm
 vm_knobs=(dirty_bytes dirty_ratio dirty_background_bytes dirty_background_ratio

@@ -192,7 +192,26 @@ static void test_status(void) {
         json_object_put(o);
 }
 
+static void test_tuning(void) {
+        json_object *k = json_tokener_parse(
+                "{\"max_bytes\":{\"current\":16777216,\"desired\":16777216,\"reason\":\"bandwidth 8.0M/s x 2.0 s target\","
+                "\"original\":\"1000000 ppm\"},"
+                "\"strict_limit\":{\"current\":0,\"desired\":null,\"reason\":\"no opinion\",\"original\":null}}");
+        int r;
+        char *text = render(ctl_format_tuning, k, &r);
+
+        CHECK(r == 0);
+        CHECK_STREQ(text,
+                    "KNOB             ORIGINAL  CURRENT  DESIRED  REASON\n"
+                    "max_bytes     1000000 ppm      16M      16M  bandwidth 8.0M/s x 2.0 s target\n"
+                    "strict_limit            -        0        -  no opinion\n");
+        free(text);
+        CHECK(ctl_format_tuning(NULL, stdout) == -EBADMSG);
+        json_object_put(k);
+}
+
 int main(void) {
+        test_tuning();
         test_knobs();
         test_bw();
         test_devices();

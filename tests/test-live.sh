@@ -8,6 +8,7 @@ require_binaries
 
 [[ $(id -u) -eq 0 ]] || skip "not root: the live test needs a loop device and a mount"
 [[ -d /sys/class/bdi ]] || skip "no /sys/class/bdi on this kernel"
+live_test_begin
 for tool in losetup mkfs.ext4 mount umount mountpoint dd; do
         command -v "$tool" >/dev/null || skip "$tool not installed"
 done
