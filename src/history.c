@@ -1,0 +1,325 @@
+/* History rings: one global ring and one ring per device, all of the same fixed capacity. */
+#include "history.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "util.h"
+
+typedef struct device_ring {
+        char bdi[64];
+        uint64_t last_seq;        /* tick it was last present */
+        history_point *points;    /* capacity entries */
+        size_t head, count;       /* head: next slot to write */
+} device_ring;
+
+struct history {
+        size_t capacity;
+        uint64_t seq;             /* ticks added so far; the next tick's number */
+        history_global *global;
+        size_t head, count;
+        device_ring *devices;     /* sorted by bdi */
+        size_t n_devices;
+        uint64_t devices_dropped; /* beyond HISTORY_DEVICES_MAX */
+};
+
+size_t history_capacity(uint64_t minutes, uint64_t tick_ms) {
+        uint64_t n;
+
+        if (tick_ms == 0)
+                tick_ms = 1000;
+        n = minutes * 60 * 1000 / tick_ms;
+        return n ? (size_t) n : 1;
+}
+
+history *history_new(size_t capacity) {
+        history *h;
+
+        if (capacity == 0 || capacity > SIZE_MAX / sizeof(history_point))
+                return NULL;
+        h = calloc(1, sizeof(*h));
+        if (!h)
+                return NULL;
+        h->capacity = capacity;
+        h->global = calloc(capacity, sizeof(h->global[0]));
+        h->devices = calloc(HISTORY_DEVICES_MAX, sizeof(h->devices[0]));
+        if (!h->global || !h->devices)
+                return history_free(h);
+        return h;
+}
+
+history *history_free(history *h) {
+        if (!h)
+                return NULL;
+        for (size_t i = 0; i < h->n_devices; i++)
+                free(h->devices[i].points);
+        free(h->devices);
+        free(h->global);
+        free(h);
+        return NULL;
+}
+
+/* Index of bdi, or where it would go (with *found false). */
+static size_t device_index(const history *h, const char *bdi, bool *found) {
+        size_t lo = 0, hi = h->n_devices;
+
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                int c = strcmp(h->devices[mid].bdi, bdi);
+
+                if (c == 0) {
+                        *found = true;
+                        return mid;
+                }
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        *found = false;
+        return lo;
+}
+
+static const device_ring *device_get(const history *h, const char *bdi) {
+        bool found;
+        size_t i;
+
+        if (!bdi)
+                return NULL;
+        i = device_index(h, bdi, &found);
+        return found ? &h->devices[i] : NULL;
+}
+
+static device_ring *device_add(history *h, const char *bdi, int *error) {
+        bool found;
+        size_t i = device_index(h, bdi, &found);
+        history_point *points;
+
+        if (found)
+                return &h->devices[i];
+        if (h->n_devices >= HISTORY_DEVICES_MAX) {
+                h->devices_dropped++;
+                return NULL;
+        }
+        points = calloc(h->capacity, sizeof(points[0]));
+        if (!points) {
+                *error = -ENOMEM;
+                return NULL;
+        }
+        memmove(&h->devices[i + 1], &h->devices[i], (h->n_devices - i) * sizeof(h->devices[0]));
+        h->n_devices++;
+        memset(&h->devices[i], 0, sizeof(h->devices[i]));
+        snprintf(h->devices[i].bdi, sizeof(h->devices[i].bdi), "%s", bdi);
+        h->devices[i].points = points;
+        return &h->devices[i];
+}
+
+/* Oldest tick number still in the global window. */
+static uint64_t oldest_seq(const history *h) {
+        return h->seq - h->count;
+}
+
+int history_add(history *h, const sample *s) {
+        uint64_t seq = h->seq;
+        int error = 0;
+
+        h->global[h->head] = (history_global) {
+                .time_usec = s->time_usec,
+                .dirty_bytes = s->global.dirty_bytes,
+                .writeback_bytes = s->global.writeback_bytes,
+                .dirty_thresh_bytes = s->global.dirty_thresh_bytes,
+                .background_thresh_bytes = s->global.background_thresh_bytes,
+        };
+        h->head = (h->head + 1) % h->capacity;
+        h->count = MIN(h->count + 1, h->capacity);
+        h->seq++;
+
+        for (size_t i = 0; i < s->n_devices; i++) {
+                const bdi_device *d = &s->devices[i];
+                device_ring *r = device_add(h, d->bdi, &error);
+
+                if (!r)
+                        continue;
+                r->points[r->head] = (history_point) {
+                        .time_usec = s->time_usec,
+                        .dirty_bytes = d->dirty_bytes,
+                        .writeback_bytes = d->writeback_bytes,
+                        .thresh_bytes = d->thresh_bytes,
+                        .write_bw_bytes_per_s = d->write_bw_bytes_per_s,
+                        .dirty_rate_bytes_per_s = d->dirty_rate_bytes_per_s,
+                        .max_bytes = (d->knobs.have & BDI_HAVE_MAX_BYTES) ? d->knobs.max_bytes : 0,
+                        .seq = seq,
+                };
+                r->head = (r->head + 1) % h->capacity;
+                r->count = MIN(r->count + 1, h->capacity);
+                r->last_seq = seq;
+        }
+
+        /* A device gone for a whole window has nothing left to show: give its ring back. */
+        for (size_t i = 0; i < h->n_devices;) {
+                device_ring *r = &h->devices[i];
+
+                if (r->last_seq < oldest_seq(h)) {
+                        free(r->points);
+                        memmove(r, r + 1, (h->n_devices - i - 1) * sizeof(*r));
+                        h->n_devices--;
+                } else
+                        i++;
+        }
+        return error;
+}
+
+size_t history_size(const history *h) {
+        return h->count;
+}
+
+/* Points of a device still inside the global window, oldest first: first index into the ring and count. */
+static size_t device_window(const history *h, const device_ring *r, size_t *first) {
+        size_t start = (r->head + h->capacity - r->count) % h->capacity, n = r->count;
+
+        while (n > 0 && r->points[start].seq < oldest_seq(h)) {
+                start = (start + 1) % h->capacity;
+                n--;
+        }
+        *first = start;
+        return n;
+}
+
+size_t history_device_size(const history *h, const char *bdi) {
+        const device_ring *r = device_get(h, bdi);
+        size_t first;
+
+        return r ? device_window(h, r, &first) : 0;
+}
+
+size_t history_n_devices(const history *h) {
+        return h->n_devices;
+}
+
+size_t history_memory_bytes(const history *h) {
+        return sizeof(*h) + h->capacity * sizeof(h->global[0]) + HISTORY_DEVICES_MAX * sizeof(h->devices[0]) +
+               h->n_devices * h->capacity * sizeof(history_point);
+}
+
+static const history_global *global_at_seq(const history *h, uint64_t seq) {
+        size_t start = (h->head + h->capacity - h->count) % h->capacity;
+
+        if (seq < oldest_seq(h) || seq >= h->seq)
+                return NULL;
+        return &h->global[(start + (seq - oldest_seq(h))) % h->capacity];
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+#define GLOBAL_COLUMNS(X) \
+        X(time_usec) X(dirty_bytes) X(writeback_bytes) X(dirty_thresh_bytes) X(background_thresh_bytes)
+#define DEVICE_COLUMNS(X) \
+        X(time_usec) X(dirty_bytes) X(writeback_bytes) X(thresh_bytes) \
+        X(write_bw_bytes_per_s) X(dirty_rate_bytes_per_s) X(max_bytes)
+
+static json_object *global_to_json(const history *h) {
+        json_object *o = json_object_new_object();
+#define DECL(f) json_object *a_##f = json_object_new_array_ext((int) h->count);
+        GLOBAL_COLUMNS(DECL)
+#undef DECL
+        size_t start = (h->head + h->capacity - h->count) % h->capacity;
+
+        for (size_t k = 0; k < h->count; k++) {
+                const history_global *g = &h->global[(start + k) % h->capacity];
+#define PUT(f) json_object_array_add(a_##f, json_object_new_uint64(g->f));
+                GLOBAL_COLUMNS(PUT)
+#undef PUT
+        }
+#define ADD(f) json_object_object_add(o, #f, a_##f);
+        GLOBAL_COLUMNS(ADD)
+#undef ADD
+        return o;
+}
+
+static json_object *device_to_json(const history *h, const device_ring *r) {
+        json_object *o = json_object_new_object();
+        size_t first, n = device_window(h, r, &first);
+#define DECL(f) json_object *a_##f = json_object_new_array_ext((int) n);
+        DEVICE_COLUMNS(DECL)
+#undef DECL
+
+        for (size_t k = 0; k < n; k++) {
+                const history_point *p = &r->points[(first + k) % h->capacity];
+#define PUT(f) json_object_array_add(a_##f, json_object_new_uint64(p->f));
+                DEVICE_COLUMNS(PUT)
+#undef PUT
+        }
+#define ADD(f) json_object_object_add(o, #f, a_##f);
+        DEVICE_COLUMNS(ADD)
+#undef ADD
+        return o;
+}
+
+json_object *history_to_json(const history *h, const char *bdi) {
+        const device_ring *only = NULL;
+        json_object *o, *devs;
+
+        if (bdi) {
+                only = device_get(h, bdi);
+                if (!only || history_device_size(h, bdi) == 0)
+                        return NULL;
+        }
+        o = json_object_new_object();
+        json_object_object_add(o, "capacity", json_object_new_uint64(h->capacity));
+        json_object_object_add(o, "global", global_to_json(h));
+        devs = json_object_new_object();
+        for (size_t i = 0; i < h->n_devices; i++) {
+                const device_ring *r = &h->devices[i];
+                size_t first;
+
+                if ((only && r != only) || device_window(h, r, &first) == 0)
+                        continue;
+                json_object_object_add(devs, r->bdi, device_to_json(h, r));
+        }
+        json_object_object_add(o, "devices", devs);
+        return o;
+}
+
+/* ---- CSV ------------------------------------------------------------------------------------- */
+
+int history_to_csv(const history *h, const char *bdi, FILE *f) {
+        const device_ring *r = NULL;
+
+        if (bdi) {
+                r = device_get(h, bdi);
+                if (!r)
+                        return -ENOENT;
+        }
+        fputs("time_usec,global_dirty_bytes,global_writeback_bytes,global_dirty_thresh_bytes,global_background_thresh_bytes", f);
+        if (r)
+                fputs(",dirty_bytes,writeback_bytes,thresh_bytes,write_bw_bytes_per_s,dirty_rate_bytes_per_s,max_bytes", f);
+        fputc('\n', f);
+
+        if (r) {
+                /* One row per tick the device was present in; global figures of the same tick. */
+                size_t first, n = device_window(h, r, &first);
+
+                for (size_t k = 0; k < n; k++) {
+                        const history_point *p = &r->points[(first + k) % h->capacity];
+                        const history_global *g = global_at_seq(h, p->seq);
+
+                        if (!g)
+                                continue;
+                        fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                                   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+                                p->time_usec, g->dirty_bytes, g->writeback_bytes, g->dirty_thresh_bytes, g->background_thresh_bytes,
+                                p->dirty_bytes, p->writeback_bytes, p->thresh_bytes, p->write_bw_bytes_per_s,
+                                p->dirty_rate_bytes_per_s, p->max_bytes);
+                }
+        } else {
+                size_t start = (h->head + h->capacity - h->count) % h->capacity;
+
+                for (size_t k = 0; k < h->count; k++) {
+                        const history_global *g = &h->global[(start + k) % h->capacity];
+
+                        fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+                                g->time_usec, g->dirty_bytes, g->writeback_bytes, g->dirty_thresh_bytes, g->background_thresh_bytes);
+                }
+        }
+        return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;
+}
