@@ -65,7 +65,8 @@ typedef struct trace_task {
         uint64_t pauses;                  /* events with pause > 0 */
         uint64_t pause_ms;                /* sum of positive pauses */
         uint64_t max_pause_ms;
-        double pause_ms_per_s;            /* pause_ms over the tick: 1000 = blocked all the time */
+        double pause_ms_per_s;            /* pause_ms over the tick: 1000 = blocked all the time; a pause counts in the
+                                           * tick it starts in, so this can exceed 1000 by one pause (<= 200 ms) */
         /* from the last event */
         uint64_t task_ratelimit_bytes_per_s;
         uint64_t dirty_bytes, limit_bytes, setpoint_bytes;

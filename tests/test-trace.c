@@ -244,5 +244,11 @@ int main(void) {
         test_file_dd();
         test_file_lost_and_spaces();
         test_bounds();
+        {
+                /* no usable tracefs there: an error, nothing created */
+                trace_ctx *ctx = NULL;
+                CHECK(trace_new("/nonexistent-tracefs", "wbtuned-test", &ctx) == -EOPNOTSUPP && ctx == NULL);
+                CHECK(trace_new(NULL, "../x", &ctx) == -EINVAL);
+        }
         TEST_EXIT();
 }
