@@ -2,6 +2,7 @@
 #include "trace.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -723,6 +724,75 @@ trace_ctx *trace_free(trace_ctx *ctx) {
 
 int trace_fd(trace_ctx *ctx) {
         return ctx ? ctx->fd : -1;
+}
+
+/* ---- cgroup names ------------------------------------------------------------------------------ */
+
+#define CGROUP2_SUPER_MAGIC_NUMBER 0x63677270
+
+static int find_ino(int dir_fd, uint64_t ino, char *buf, size_t size, size_t len, unsigned depth, unsigned *budget) {
+        _cleanup_close_ int fd = dir_fd;
+        DIR *d;
+        struct dirent *de;
+        int r = -ENOENT;
+
+        if (depth > 32 || *budget == 0)
+                return -ENOENT;
+        (*budget)--;
+        d = fdopendir(fd);
+        if (!d)
+                return -errno;
+        fd = -1;
+        while (r == -ENOENT && (de = readdir(d))) {
+                size_t n = strlen(de->d_name);
+                int sub;
+
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                if (len + 1 + n >= size) {
+                        r = -ENAMETOOLONG;
+                        break;
+                }
+                buf[len] = '/';
+                memcpy(buf + len + 1, de->d_name, n + 1);
+                if ((uint64_t) de->d_ino == ino) {
+                        r = 0;
+                        break;
+                }
+                sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                if (sub >= 0)
+                        r = find_ino(sub, ino, buf, size, len + 1 + n, depth + 1, budget);
+        }
+        closedir(d);
+        if (r < 0)
+                buf[len] = 0;
+        return r;
+}
+
+int trace_cgroup_path(const char *cgroup_root, uint64_t cgroup_ino, char *buf, size_t size) {
+        struct statfs sfs;
+        struct stat st;
+        unsigned budget = 4096;
+        int fd, r;
+
+        if (size < 2)
+                return -ENAMETOOLONG;
+        if (!cgroup_root)
+                cgroup_root = statfs("/sys/fs/cgroup", &sfs) == 0 && (unsigned long) sfs.f_type == CGROUP2_SUPER_MAGIC_NUMBER ?
+                              "/sys/fs/cgroup" : "/sys/fs/cgroup/unified";
+        fd = open(cgroup_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) == 0 && (uint64_t) st.st_ino == cgroup_ino) {
+                close(fd);
+                strcpy(buf, "/");
+                return 0;
+        }
+        buf[0] = 0;
+        r = find_ino(fd, cgroup_ino, buf, size, 0, 0, &budget);
+        if (r < 0)
+                buf[0] = 0;
+        return r;
 }
 
 /* ---- JSON ------------------------------------------------------------------------------------ */

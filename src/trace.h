@@ -135,3 +135,8 @@ int trace_new_detached(uint64_t page_size, trace_ctx **ret);
 
 /* {"elapsed_usec", "tasks": [...], "devices": [...], "tick": {...}, "total": {...}} */
 json_object *trace_tick_to_json(const trace_tick_result *r);
+
+/* The cgroup v2 directory whose inode is cgroup_ino ("/" for the root, "/system.slice/x.service"),
+ * searched under cgroup_root (NULL: /sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid systems).
+ * Visits at most 4096 directories. 0, -ENOENT or -ENAMETOOLONG. */
+int trace_cgroup_path(const char *cgroup_root, uint64_t cgroup_ino, char *buf, size_t size);

@@ -1,5 +1,6 @@
 /* Tests for the trace_pipe parser and per-tick aggregation, on text captured from the 6.18 kernel. */
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tap.h"
 #include "trace.h"
@@ -236,6 +237,35 @@ static void test_bounds(void) {
         trace_free(ctx);
 }
 
+static void test_cgroup_path(void) {
+        char root[] = "/tmp/test-trace-cg.XXXXXX", p[256], buf[256];
+        struct stat st;
+
+        if (!mkdtemp(root))
+                return;
+        snprintf(p, sizeof(p), "%s/system.slice", root);
+        CHECK(mkdir(p, 0700) == 0);
+        snprintf(p, sizeof(p), "%s/user.slice", root);
+        CHECK(mkdir(p, 0700) == 0);
+        snprintf(p, sizeof(p), "%s/system.slice/my app.service", root);
+        CHECK(mkdir(p, 0700) == 0);
+        CHECK(stat(p, &st) == 0);
+        CHECK(trace_cgroup_path(root, st.st_ino, buf, sizeof(buf)) == 0);
+        CHECK_STREQ(buf, "/system.slice/my app.service");
+        CHECK(trace_cgroup_path(root, st.st_ino, buf, 10) == -ENAMETOOLONG);
+        CHECK(stat(root, &st) == 0);
+        CHECK(trace_cgroup_path(root, st.st_ino, buf, sizeof(buf)) == 0);
+        CHECK_STREQ(buf, "/");
+        CHECK(trace_cgroup_path(root, 1, buf, sizeof(buf)) == -ENOENT);
+        CHECK_STREQ(buf, "");
+        rmdir(p);
+        snprintf(p, sizeof(p), "%s/system.slice", root);
+        rmdir(p);
+        snprintf(p, sizeof(p), "%s/user.slice", root);
+        rmdir(p);
+        rmdir(root);
+}
+
 int main(void) {
         srcdir = getenv("top_srcdir");
         if (!srcdir)
@@ -244,6 +274,7 @@ int main(void) {
         test_file_dd();
         test_file_lost_and_spaces();
         test_bounds();
+        test_cgroup_path();
         {
                 /* no usable tracefs there: an error, nothing created */
                 trace_ctx *ctx = NULL;
