@@ -13,6 +13,9 @@ builddir=${top_builddir:-.}
 driver=$builddir/tests/test-trace-live
 [ -x "$driver" ] || driver=$(dirname "$0")/test-trace-live
 [ -x "$driver" ] || skip "test-trace-live not built"
+[ "${WBTUNED_SKIP_LIVE:-0}" = 1 ] && skip "WBTUNED_SKIP_LIVE=1: live-kernel tests are off"
+# one live-kernel test at a time (see live_test_begin in tests/lib.sh)
+exec 9> "${TMPDIR:-/tmp}/wbtuned-live-tests.lock" && flock 9 || exit 99
 
 work=$(mktemp -d /var/tmp/wbtuned-trace-live.XXXXXX) || skip "no temp dir"
 instance=wbtuned-test-$$
