@@ -235,7 +235,8 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         }
 
         target = cap;
-        step = slew(ds->max_bytes ? ds->max_bytes : limit, target);
+        /* a cap may drop at once (it only throttles this device's writers); it rises in steps */
+        step = ds->max_bytes && target > ds->max_bytes ? slew(ds->max_bytes, target) : target;
         cap = settle(ds->max_bytes, step);
         ds->max_bytes = cap;
         kmax->wanted = true;

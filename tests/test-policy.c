@@ -142,6 +142,30 @@ static void test_reacts_within_two_ticks(void) {
         fixture_done(&f);
 }
 
+static void test_cap_drops_at_once_and_rises_in_steps(void) {
+        fixture f;
+
+        fixture_init(&f);
+        flood(&f.dev[0], 50 * MB, 1 * MB);
+        flood(&f.dev[1], 8 * MB, 300 * MB);
+        CHECK(tick(&f) == 0);
+        /* the first saturated tick already caps the stick at its target */
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+        /* it turns out faster: 8 -> 64 MB/s; the estimate averages, the cap rises at most 4x a tick */
+        for (int n = 0; n < 8; n++) {
+                uint64_t before = dev_knob(&f, 1, KNOB_MAX_BYTES)->value;
+
+                flood(&f.dev[1], 64 * MB, 300 * MB);
+                CHECK(tick(&f) == 0);
+                CHECK(dev_knob(&f, 1, KNOB_MAX_BYTES)->value <= before * 4);
+        }
+        /* the average converges on 64 MB/s; the hysteresis keeps it within 10 % of 128M */
+        CHECK(dev_knob(&f, 1, KNOB_MAX_BYTES)->value >= 115 * MB);
+        CHECK(dev_knob(&f, 1, KNOB_MAX_BYTES)->value <= 128 * MB);
+        fixture_done(&f);
+}
+
 static void test_unsaturated_device_is_not_capped(void) {
         fixture f;
 
@@ -297,6 +321,7 @@ int main(void) {
         test_slow_device_alone_is_bounded_by_the_limit();
         test_slow_device_gets_strict_cap();
         test_reacts_within_two_ticks();
+        test_cap_drops_at_once_and_rises_in_steps();
         test_unsaturated_device_is_not_capped();
         test_fast_and_slow_together();
         test_step_input_does_not_oscillate();
