@@ -201,6 +201,31 @@ static int parse_bool_key(const config_key *k, const char *v, void *field, char 
         return 0;
 }
 
+static int parse_uint_key(const config_key *k, const char *v, void *field, char *msg, size_t msg_size) {
+        uint64_t n;
+        int r;
+
+        r = parse_u64(v, &n);
+        if (r == -ERANGE) {
+                snprintf(msg, msg_size, "\"%s\" is too large", v);
+                return r;
+        }
+        if (r < 0) {
+                snprintf(msg, msg_size, "invalid number \"%s\"", v);
+                return r;
+        }
+        if (n < k->min || n > k->max) {
+                snprintf(msg, msg_size, "%" PRIu64 " is out of range", n);
+                return -ERANGE;
+        }
+        *(uint64_t *) field = n;
+        return 0;
+}
+
+static void format_uint_key(const config_key *k, const void *field, char *buf, size_t size) {
+        snprintf(buf, size, "%" PRIu64, *(const uint64_t *) field);
+}
+
 static void format_bool_key(const config_key *k, const void *field, char *buf, size_t size) {
         snprintf(buf, size, "%s", *(const bool *) field ? "yes" : "no");
 }
@@ -229,6 +254,8 @@ static void format_path_key(const config_key *k, const void *field, char *buf, s
         { sec, key, parse_duration_key, format_duration_key, offsetof(type, field), lo, hi, none, NULL }
 #define SIZE(sec, key, type, field, lo, hi, none) \
         { sec, key, parse_size_key, format_size_key, offsetof(type, field), lo, hi, none, NULL }
+#define BOOL(sec, key, type, field) \
+        { sec, key, parse_bool_key, format_bool_key, offsetof(type, field), 0, 0, false, NULL }
 #define CHOICE(sec, key, type, field, choices) \
         { sec, key, parse_choice_key, format_choice_key, offsetof(type, field), 0, 0, false, choices }
 
@@ -238,6 +265,10 @@ static const config_key config_keys[] = {
         { SECTION_DAEMON, "socket", parse_path_key, format_path_key, offsetof(config, socket_path),
           0, sizeof(((config *) NULL)->socket_path), false, NULL },
         CHOICE(SECTION_DAEMON, "log_level", config, log_level, log_level_choices),
+        { SECTION_DAEMON, "history_minutes", parse_uint_key, format_uint_key, offsetof(config, history_minutes),
+          1, 1440, false, NULL },
+        BOOL(SECTION_DAEMON, "attribution", config, attribution),
+        BOOL(SECTION_DAEMON, "task_delayacct", config, task_delayacct),
 
         CHOICE(SECTION_POLICY, "mode", config, mode, mode_choices),
         DURATION(SECTION_POLICY, "backlog_seconds", config, backlog_ms, 100, 60000, false),
@@ -281,6 +312,10 @@ static void key_allowed_text(const config_key *k, char *buf, size_t size) {
                 snprintf(buf, size, "yes, no");
                 return;
         }
+        if (k->parse == parse_uint_key) {
+                snprintf(buf, size, "%" PRIu64 "..%" PRIu64, k->min, k->max);
+                return;
+        }
         if (k->parse == parse_path_key) {
                 snprintf(buf, size, "an absolute path shorter than %" PRIu64 " bytes", k->max);
                 return;
@@ -300,6 +335,9 @@ void config_init(config *c) {
                 .tick_ms = 1000,
                 .socket_path = CONFIG_DEFAULT_SOCKET,
                 .log_level = LOG_INFO,
+                .history_minutes = 15,
+                .attribution = true,
+                .task_delayacct = false,
                 .mode = POLICY_MODE_OBSERVE,
                 .backlog_ms = 2000,
                 .dirty_bytes = 0,

@@ -33,6 +33,9 @@ typedef struct config {
         uint64_t tick_ms;
         char socket_path[108];     /* sun_path size */
         int log_level;             /* syslog level */
+        uint64_t history_minutes;  /* per-tick samples kept for `wbtunectl history` */
+        bool attribution;          /* trace balance_dirty_pages and query taskstats */
+        bool task_delayacct;       /* turn kernel.task_delayacct on while running */
         /* [policy] */
         policy_mode mode;
         uint64_t backlog_ms;             /* target seconds of bandwidth per device */

@@ -107,7 +107,8 @@ static bool device_equal(const device_config *a, const device_config *b) {
 /* Field by field; file and line of devices are where they were read, so they are not compared. */
 static bool config_equal(const config *a, const config *b) {
         if (a->tick_ms != b->tick_ms || strcmp(a->socket_path, b->socket_path) != 0 ||
-            a->log_level != b->log_level || a->mode != b->mode || a->backlog_ms != b->backlog_ms ||
+            a->log_level != b->log_level || a->history_minutes != b->history_minutes ||
+            a->attribution != b->attribution || a->task_delayacct != b->task_delayacct || a->mode != b->mode || a->backlog_ms != b->backlog_ms ||
             a->dirty_bytes != b->dirty_bytes || a->dirty_background_bytes != b->dirty_background_bytes ||
             a->min_dirty_bytes != b->min_dirty_bytes || a->max_dirty_bytes != b->max_dirty_bytes ||
             a->min_device_bytes != b->min_device_bytes || a->max_age_ms != b->max_age_ms ||
@@ -127,6 +128,9 @@ static void test_defaults(void) {
         CHECK_EQ_U64(c.tick_ms, 1000);
         CHECK_STREQ(c.socket_path, "/run/wbtuned/control");
         CHECK_EQ_U64(c.log_level, LOG_INFO);
+        CHECK_EQ_U64(c.history_minutes, 15);
+        CHECK(c.attribution);
+        CHECK(!c.task_delayacct);
         CHECK_EQ_U64(c.mode, POLICY_MODE_OBSERVE);
         CHECK_EQ_U64(c.backlog_ms, 2000);
         CHECK_EQ_U64(c.dirty_bytes, 0);
@@ -146,6 +150,9 @@ static void test_every_key(void) {
                 "tick = 500ms\n"
                 "socket = /run/test/ctl\n"
                 "log_level = debug\n"
+                "history_minutes = 60\n"
+                "attribution = no\n"
+                "task_delayacct = yes\n"
                 "\n"
                 "[policy]\n"
                 "mode = auto\n"
@@ -174,6 +181,9 @@ static void test_every_key(void) {
         CHECK_EQ_U64(c.tick_ms, 500);
         CHECK_STREQ(c.socket_path, "/run/test/ctl");
         CHECK_EQ_U64(c.log_level, LOG_DEBUG);
+        CHECK_EQ_U64(c.history_minutes, 60);
+        CHECK(!c.attribution);
+        CHECK(c.task_delayacct);
         CHECK_EQ_U64(c.mode, POLICY_MODE_AUTO);
         CHECK_EQ_U64(c.backlog_ms, 3000);
         CHECK_EQ_U64(c.dirty_bytes, 1ULL << 30);
@@ -185,14 +195,14 @@ static void test_every_key(void) {
         CHECK_EQ_U64(c.n_devices, 3);
         CHECK_STREQ(c.devices[0].match, "sd*");
         CHECK_STREQ(c.devices[0].file, p);
-        CHECK_EQ_U64(c.devices[0].line, 17);
+        CHECK_EQ_U64(c.devices[0].line, 20);
         CHECK(!c.devices[0].manage);
         CHECK_EQ_U64(c.devices[0].backlog_ms, 1500);
         CHECK_EQ_U64(c.devices[0].min_bytes, 8 << 20);
         CHECK_EQ_U64(c.devices[0].max_bytes, 64 << 20);
         CHECK(c.devices[0].strict_limit == TRISTATE_YES);
         CHECK_STREQ(c.devices[1].match, "7:0");
-        CHECK_EQ_U64(c.devices[1].line, 23);
+        CHECK_EQ_U64(c.devices[1].line, 26);
         CHECK(c.devices[1].manage);
         CHECK_EQ_U64(c.devices[1].backlog_ms, 0);
         CHECK(c.devices[1].strict_limit == TRISTATE_NO);
@@ -244,6 +254,13 @@ static void test_ranges(void) {
         check_one("[daemon]\ntick = 60s\n", NULL, 0);
         check_one("[daemon]\ntick = 60001ms\n", "tick: 60001ms is out of range (allowed: 100ms..1min)", 2);
         check_one("[daemon]\ntick = 0\n", "tick: 0 is out of range (allowed: 100ms..1min)", 2);
+        check_one("[daemon]\nhistory_minutes = 1\n", NULL, 0);
+        check_one("[daemon]\nhistory_minutes = 1440\n", NULL, 0);
+        check_one("[daemon]\nhistory_minutes = 0\n", "history_minutes: 0 is out of range (allowed: 1..1440)", 2);
+        check_one("[daemon]\nhistory_minutes = 1441\n", "history_minutes: 1441 is out of range (allowed: 1..1440)", 2);
+        check_one("[daemon]\nhistory_minutes = 15min\n", "history_minutes: invalid number \"15min\" (allowed: 1..1440)", 2);
+        check_one("[daemon]\nattribution = on\n", "attribution: invalid value \"on\" (allowed: yes, no)", 2);
+        check_one("[daemon]\ntask_delayacct = 1\n", "task_delayacct: invalid value \"1\" (allowed: yes, no)", 2);
         check_one("[daemon]\ntick = fast\n", "tick: invalid duration \"fast\" (allowed: 100ms..1min)", 2);
         check_one("[daemon]\ntick =\n", "tick: invalid duration \"\" (allowed: 100ms..1min)", 2);
 
@@ -353,7 +370,7 @@ static void test_errors_all_reported(void) {
         want = expect(
                 "%1$s:1: stray: key outside of a section (allowed: [daemon], [policy], [device \"<match>\"])\n"
                 "%1$s:3: tick: 5ms is out of range (allowed: 100ms..1min)\n"
-                "%1$s:4: colour: unknown key in [daemon] (allowed: tick, socket, log_level)\n"
+                "%1$s:4: colour: unknown key in [daemon] (allowed: tick, socket, log_level, history_minutes, attribution, task_delayacct)\n"
                 "%1$s:5: syntax error: expected \"key = value\", \"[section]\" or a comment\n"
                 "%1$s:6: syntax error: section header without closing ']'\n"
                 "%1$s:8: [polcy]: unknown section (allowed: daemon, policy, device \"<match>\")\n"
@@ -637,7 +654,8 @@ static void test_dump_roundtrip(void) {
         f = open_memstream(&dump, &size);
         config_dump(&a, f);
         fclose(f);
-        CHECK(strstr(dump, "[daemon]\ntick = 1s\nsocket = /run/wbtuned/control\nlog_level = info\n") != NULL);
+        CHECK(strstr(dump, "[daemon]\ntick = 1s\nsocket = /run/wbtuned/control\nlog_level = info\n"
+                           "history_minutes = 15\nattribution = yes\ntask_delayacct = no\n") != NULL);
         CHECK(strstr(dump, "dirty_bytes = none\n") != NULL);
         CHECK(strstr(dump, "min_dirty_bytes = 16M\n") != NULL);
         CHECK(strstr(dump, "max_age = 30s\n") != NULL);
@@ -650,7 +668,8 @@ static void test_dump_roundtrip(void) {
         free(errs);
         config_init(&a);
         CHECK_EQ_U64(load(write_conf("rt.conf",
-                "[daemon]\ntick = 1234ms\nsocket = /tmp/s\nlog_level = err\n"
+                "[daemon]\ntick = 1234ms\nsocket = /tmp/s\nlog_level = err\nhistory_minutes = 1440\n"
+                "attribution = no\ntask_delayacct = yes\n"
                 "[policy]\nmode = auto\nbacklog_seconds = 1min\ndirty_bytes = 1000000\n"
                 "dirty_background_bytes = 9K\nmin_dirty_bytes = 1G\nmax_dirty_bytes = 2T\n"
                 "min_device_bytes = 300K\nmax_age = 3600s\n"
@@ -731,7 +750,7 @@ static void test_matching(void) {
 /* The shipped file: valid as-is, its commented defaults are the real defaults, every key documented. */
 static void test_shipped(void) {
         static const char *keys[] = {
-                "tick", "socket", "log_level", "mode", "backlog_seconds", "dirty_bytes",
+                "tick", "socket", "log_level", "history_minutes", "attribution", "task_delayacct", "mode", "backlog_seconds", "dirty_bytes",
                 "dirty_background_bytes", "min_dirty_bytes", "max_dirty_bytes", "min_device_bytes",
                 "max_age", "manage", "min_bytes", "max_bytes", "strict_limit",
         };
