@@ -8,10 +8,13 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
 
 static void manager_print_tick(manager *m);
+static int manager_attribution_start(manager *m);
+static void manager_attribution_stop(manager *m);
 static void manager_notify_status(manager *m);
 static const char *manager_mode(const manager *m);
 
@@ -68,6 +71,9 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                 m->have_sample = true;
                 m->n_ticks++;
                 manager_decide_and_act(m);
+                if (m->history && history_add(m->history, &m->current) < 0)
+                        log_debug("History has no room for a new device this tick.");
+                attribution_tick(m->attribution, m->current.time_usec);
                 manager_notify_status(m);
                 if (m->print_ticks)
                         manager_print_tick(m);
@@ -116,8 +122,19 @@ int manager_reload(manager *m, FILE *err) {
                 if (r < 0)
                         log_warning_errno(r, "Failed to re-arm the tick timer: %m");
         }
+        if (next.history_minutes != m->history_minutes)
+                log_notice("history_minutes = %" PRIu64 " takes effect at the next start (keeping %" PRIu64 ").",
+                           next.history_minutes, m->history_minutes);
+        bool restart_attribution = next.attribution != m->config.attribution ||
+                                   next.task_delayacct != m->config.task_delayacct;
         m->config = next;
         m->mode = next.mode;
+        if (restart_attribution) {
+                manager_attribution_stop(m);
+                r = manager_attribution_start(m);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to restart throttle attribution: %m");
+        }
         log_set_max_level(m->config.log_level);
         if (!manager_applying(m) && actuator_dirty(m->actuator)) {
                 r = actuator_restore_all(m->actuator);
@@ -148,6 +165,16 @@ int manager_restore(manager *m) {
 
 /* --- control verbs ---------------------------------------------------------------- */
 
+static json_object *history_status_json(const manager *m) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "minutes", json_object_new_uint64(m->history_minutes));
+        json_object_object_add(o, "ticks", json_object_new_uint64(m->history ? history_size(m->history) : 0));
+        json_object_object_add(o, "devices", json_object_new_uint64(m->history ? history_n_devices(m->history) : 0));
+        json_object_object_add(o, "memory_bytes", json_object_new_uint64(m->history ? history_memory_bytes(m->history) : 0));
+        return o;
+}
+
 static int verb_status(void *userdata, json_object *request, json_object **reply, char **error) {
         manager *m = userdata;
         json_object *o = json_object_new_object();
@@ -168,6 +195,8 @@ static int verb_status(void *userdata, json_object *request, json_object **reply
         json_object_object_add(o, "global", report_global(&m->current.global));
         json_object_object_add(o, "tuning", explain_global_json(&m->current, m->have_decision ? &m->decision : NULL,
                                                                 m->actuator));
+        json_object_object_add(o, "attribution", attribution_status_json(m->attribution));
+        json_object_object_add(o, "history", history_status_json(m));
         *reply = o;
         return 0;
 }
@@ -299,11 +328,112 @@ static int verb_reload(void *userdata, json_object *request, json_object **reply
         return 0;
 }
 
+/* The latest tick for `wbtunectl top`: global state, the devices that hold or move data, who dirties, who waits. */
+static int verb_top(void *userdata, json_object *request, json_object **reply, char **error) {
+        manager *m = userdata;
+        json_object *o = json_object_new_object(), *list = json_object_new_array();
+
+        json_object_object_add(o, "time_usec", json_object_new_uint64(m->current.time_usec));
+        json_object_object_add(o, "tick_ms", json_object_new_int64((int64_t) m->config.tick_ms));
+        json_object_object_add(o, "ticks", json_object_new_int64((int64_t) m->n_ticks));
+        json_object_object_add(o, "mode", json_object_new_string(manager_mode(m)));
+        json_object_object_add(o, "global", report_global(&m->current.global));
+        for (size_t i = 0; i < m->current.n_devices; i++) {
+                const bdi_device *d = &m->current.devices[i];
+                json_object *throttle = attribution_device_json(m->attribution, d->bdi), *j;
+
+                if (!throttle && d->backlog_bytes == 0 && d->dirty_rate_bytes_per_s == 0 && d->write_bw_bytes_per_s == 0)
+                        continue;
+                j = report_device(d);
+                if (throttle)
+                        json_object_object_add(j, "throttle", throttle);
+                json_object_array_add(list, j);
+        }
+        json_object_object_add(o, "devices", list);
+        attribution_top_json(m->attribution, &m->current, o);
+        *reply = o;
+        return 0;
+}
+
+/* {"device": optional DEV, "format": "json" (default) or "csv"} */
+static int verb_history(void *userdata, json_object *request, json_object **reply, char **error) {
+        manager *m = userdata;
+        json_object *v, *o;
+        const char *key = NULL, *bdi = NULL, *format = "json";
+
+        if (!m->history) {
+                *error = xstrdup("no history is kept");
+                return -ENODATA;
+        }
+        if (json_object_object_get_ex(request, "device", &v) && !json_object_is_type(v, json_type_null)) {
+                const bdi_device *d;
+
+                if (!json_object_is_type(v, json_type_string)) {
+                        *error = xstrdup("\"device\" must be a string: a name, mount point or MAJ:MIN");
+                        return -EINVAL;
+                }
+                key = json_object_get_string(v);
+                d = sample_find_device(&m->current, key);
+                bdi = d ? d->bdi : key;     /* a device that is gone still has its history for a while */
+        }
+        if (json_object_object_get_ex(request, "format", &v)) {
+                format = json_object_get_string(v);
+                if (!format || (strcmp(format, "json") != 0 && strcmp(format, "csv") != 0)) {
+                        *error = xstrdup("\"format\" must be \"json\" or \"csv\"");
+                        return -EINVAL;
+                }
+        }
+        if (bdi && history_device_size(m->history, bdi) == 0) {
+                if (asprintf(error, "no history for device '%s'", key) < 0)
+                        *error = NULL;
+                return -ENODEV;
+        }
+        o = json_object_new_object();
+        json_object_object_add(o, "tick_ms", json_object_new_int64((int64_t) m->config.tick_ms));
+        json_object_object_add(o, "minutes", json_object_new_uint64(m->history_minutes));
+        json_object_object_add(o, "bdi", bdi ? json_object_new_string(bdi) : NULL);
+        if (strcmp(format, "csv") == 0) {
+                _cleanup_fclose_ FILE *f = NULL;
+                char *text = NULL;
+                size_t size = 0;
+                int r;
+
+                f = open_memstream(&text, &size);
+                if (!f) {
+                        json_object_put(o);
+                        return -ENOMEM;
+                }
+                r = history_to_csv(m->history, bdi, f);
+                fclose(TAKE_PTR(f));
+                if (r < 0) {
+                        free(text);
+                        json_object_put(o);
+                        return r;
+                }
+                json_object_object_add(o, "csv", json_object_new_string_len(text ? text : "", (int) size));
+                free(text);
+        } else {
+                json_object *h = history_to_json(m->history, bdi);
+
+                if (!h) {
+                        json_object_put(o);
+                        return -ENODEV;
+                }
+                json_object_object_foreach(h, k, val)
+                        json_object_object_add(o, k, json_object_get(val));
+                json_object_put(h);
+        }
+        *reply = o;
+        return 0;
+}
+
 static const control_verb manager_verbs[] = {
         { "status",  false, verb_status },
         { "devices", false, verb_devices },
         { "show",    false, verb_show },
         { "explain", false, verb_explain },
+        { "top",     false, verb_top },
+        { "history", false, verb_history },
         { "reload",  true,  verb_reload },
         { "restore", true,  verb_restore },
 };
@@ -352,6 +482,45 @@ static void manager_print_tick(manager *m) {
 
 /* --- life cycle ---------------------------------------------------------------------- */
 
+static int on_trace_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        manager *m = userdata;
+
+        if (revents & (EPOLLERR | EPOLLHUP)) {
+                /* the timer still drains the pipe each tick */
+                log_debug("The trace pipe reported an error; reading it on ticks only.");
+                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        }
+        attribution_process(m->attribution);
+        return 0;
+}
+
+static void manager_attribution_stop(manager *m) {
+        m->trace_source = sd_event_source_disable_unref(m->trace_source);
+        m->attribution = attribution_free(m->attribution);
+}
+
+/* Never fatal: what cannot work is off with a reason that status shows. */
+static int manager_attribution_start(manager *m) {
+        attribution_options o = {
+                .root = m->root,
+                .enabled = m->config.attribution,
+                .task_delayacct = m->config.task_delayacct,
+                .dry_run = m->dry_run,
+        };
+        int r, fd;
+
+        r = attribution_new(&o, &m->attribution);
+        if (r < 0)
+                return r;
+        fd = attribution_trace_fd(m->attribution);
+        if (fd >= 0 && m->event) {
+                r = sd_event_add_io(m->event, &m->trace_source, fd, EPOLLIN, on_trace_readable, m);
+                if (r < 0)
+                        log_debug_errno(r, "Failed to watch the trace pipe, reading it on ticks only: %m");
+        }
+        return 0;
+}
+
 int manager_new(const manager_options *o, const config *c, manager **ret) {
         manager *m;
 
@@ -381,6 +550,8 @@ manager *manager_free(manager *m) {
                 return NULL;
         control_server_free(m->control);
         sd_event_source_unref(m->tick_source);
+        manager_attribution_stop(m);
+        history_free(m->history);
         actuator_free(m->actuator);
         decision_done(&m->decision);
         policy_state_done(&m->policy);
@@ -447,6 +618,16 @@ int manager_start(manager *m) {
         m->have_sample = true;
         m->n_ticks = 1;
         manager_decide_and_act(m);
+
+        m->history_minutes = m->config.history_minutes;
+        m->history = history_new(history_capacity(m->history_minutes, m->config.tick_ms));
+        if (!m->history)
+                return log_error_errno(ENOMEM, "Failed to allocate %" PRIu64 " minutes of history: %m", m->history_minutes);
+        (void) history_add(m->history, &m->current);
+        r = manager_attribution_start(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up throttle attribution: %m");
+        attribution_tick(m->attribution, m->current.time_usec);
         if (!m->current.debugfs)
                 log_warning("debugfs bdi statistics are unavailable: per-device figures come from /sys/block/<dev>/stat sector deltas.");
 

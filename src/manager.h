@@ -5,8 +5,10 @@
 #include <systemd/sd-event.h>
 
 #include "actuate.h"
+#include "attribution.h"
 #include "config.h"
 #include "control.h"
+#include "history.h"
 #include "observe.h"
 #include "policy.h"
 
@@ -31,6 +33,11 @@ typedef struct manager {
         actuator *actuator;         /* writes knobs only in auto mode without --dry-run */
         policy_mode mode;           /* the config's, until `wbtunectl restore` switches to observe */
         char *saved_path;           /* originals of changed knobs, beside the socket */
+
+        attribution *attribution;   /* who dirties, who is throttled (off with a reason when it cannot work) */
+        sd_event_source *trace_source;
+        history *history;           /* per-tick samples for `wbtunectl history`; sized at start */
+        uint64_t history_minutes;   /* what history was sized for */
 
         control_server *control;
         sd_event_source *tick_source;

@@ -1,0 +1,565 @@
+/* Who dirties and who is throttled: trace.c, taskstats.c and a bounded /proc/<pid>/io scan, put together per tick. */
+#include "attribution.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "log.h"
+#include "taskstats.h"
+#include "trace.h"
+#include "util.h"
+
+#define TASK_QUERY_MAX (2 * ATTRIBUTION_TOP_MAX)   /* paused + dirtiers asked to taskstats per tick */
+
+/* One process as last read from /proc/<pid>/io. */
+typedef struct proc_entry {
+        int32_t pid;
+        char comm[TRACE_COMM_MAX];
+        uint64_t write_bytes, cancelled_write_bytes;   /* cumulative, at read_usec */
+        uint64_t read_usec;
+        uint64_t write_bytes_per_s, cancelled_write_bytes_per_s;
+        uint64_t rate_usec;                            /* the tick the rates are for; 0 = no rate yet */
+} proc_entry;
+
+/* One thread from taskstats, this tick, with rates against its previous reading. */
+typedef struct task_view {
+        task_io io;
+        uint64_t usec;
+        bool have_rates;
+        uint64_t write_bytes_per_s, cancelled_write_bytes_per_s;
+        double blkio_delay_ms_per_s;
+} task_view;
+
+struct attribution {
+        char *root;
+        bool enabled;
+        char reason[256];                 /* why throttle attribution is off; "" when on */
+        char instance[64];
+        trace_ctx *trace;
+        trace_tick_result last;           /* points into trace until the next trace_tick() */
+        bool have_last;
+        uint64_t last_tick_usec;
+        trace_counters totals;
+
+        taskstats_ctx *taskstats;
+        char taskstats_reason[256];       /* why taskstats is off; "" when on */
+        task_view tasks[TASK_QUERY_MAX], prev_tasks[TASK_QUERY_MAX];
+        size_t n_tasks, n_prev_tasks;
+
+        proc_entry *procs, *scratch;      /* sorted by pid; capacity ATTRIBUTION_SCAN_PIDS_MAX + TASK_QUERY_MAX */
+        size_t n_procs, cap_procs;
+        bool proc_scan_ok;
+        char proc_reason[256];
+        uint64_t n_ticks;
+        proc_entry top[ATTRIBUTION_TRACKED_MAX];   /* by write rate, largest first */
+        size_t n_top;
+};
+
+/* ---- /proc/<pid>/io ------------------------------------------------------------------------- */
+
+int attribution_read_proc_io(const char *path, uint64_t *ret_write_bytes, uint64_t *ret_cancelled_write_bytes) {
+        _cleanup_close_ int fd = -1;
+        char buf[512];
+        ssize_t n;
+        bool have_w = false, have_c = false;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof(buf) - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = 0;
+        for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+                uint64_t *dst = NULL;
+                bool *have = NULL;
+
+                /* "write_bytes" is also the tail of "cancelled_write_bytes": match at line start */
+                if (strncmp(line, "write_bytes:", 12) == 0) {
+                        dst = ret_write_bytes;
+                        have = &have_w;
+                        line += 12;
+                } else if (strncmp(line, "cancelled_write_bytes:", 22) == 0) {
+                        dst = ret_cancelled_write_bytes;
+                        have = &have_c;
+                        line += 22;
+                } else
+                        continue;
+                char *end;
+                errno = 0;
+                unsigned long long v = strtoull(line, &end, 10);
+                if (errno != 0 || end == line)
+                        return -EBADMSG;
+                *dst = v;
+                *have = true;
+        }
+        return have_w && have_c ? 0 : -EBADMSG;
+}
+
+static int cmp_pid(const void *a, const void *b) {
+        const proc_entry *x = a, *y = b;
+        return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static proc_entry *find_proc(proc_entry *v, size_t n, int32_t pid) {
+        proc_entry key = { .pid = pid };
+        return bsearch(&key, v, n, sizeof(*v), cmp_pid);
+}
+
+/* Read one pid's counters into e, with rates against old (may be NULL). false if it is gone or unreadable. */
+static bool read_proc(attribution *a, int32_t pid, const proc_entry *old, uint64_t now_usec, proc_entry *e) {
+        char path[64];
+        _cleanup_free_ char *full = NULL;
+        uint64_t w = 0, c = 0;
+
+        snprintf(path, sizeof(path), "/proc/%" PRId32 "/io", pid);
+        full = path_join_root(a->root, path);
+        if (!full || attribution_read_proc_io(full, &w, &c) < 0)
+                return false;
+        if (old)
+                *e = *old;
+        else
+                *e = (proc_entry) { .pid = pid };
+        if (old && old->read_usec < now_usec && w >= old->write_bytes && c >= old->cancelled_write_bytes) {
+                uint64_t dt = now_usec - old->read_usec;
+                e->write_bytes_per_s = (uint64_t) ((double) (w - old->write_bytes) * 1e6 / (double) dt);
+                e->cancelled_write_bytes_per_s = (uint64_t) ((double) (c - old->cancelled_write_bytes) * 1e6 / (double) dt);
+                e->rate_usec = now_usec;
+        } else
+                e->rate_usec = 0;
+        e->write_bytes = w;
+        e->cancelled_write_bytes = c;
+        e->read_usec = now_usec;
+        return true;
+}
+
+/* Every process, at most ATTRIBUTION_SCAN_PIDS_MAX of them. */
+static void scan_all(attribution *a, uint64_t now_usec) {
+        _cleanup_free_ char *dir = path_join_root(a->root, "/proc");
+        struct dirent *de;
+        size_t n = 0;
+        DIR *d;
+
+        d = dir ? opendir(dir) : NULL;
+        if (!d) {
+                if (a->proc_scan_ok || !a->proc_reason[0])
+                        snprintf(a->proc_reason, sizeof(a->proc_reason), "cannot list %s: %s", dir ? dir : "/proc",
+                                 strerror(errno));
+                a->proc_scan_ok = false;
+                return;
+        }
+        while ((de = readdir(d)) && n < ATTRIBUTION_SCAN_PIDS_MAX) {
+                uint64_t pid;
+
+                if (de->d_name[0] < '1' || de->d_name[0] > '9' || parse_u64(de->d_name, &pid) < 0 || pid > INT32_MAX)
+                        continue;
+                if (read_proc(a, (int32_t) pid, find_proc(a->procs, a->n_procs, (int32_t) pid), now_usec, &a->scratch[n]))
+                        n++;
+        }
+        closedir(d);
+        qsort(a->scratch, n, sizeof(a->scratch[0]), cmp_pid);
+        proc_entry *t = a->procs;
+        a->procs = a->scratch;
+        a->scratch = t;
+        a->n_procs = n;
+        a->proc_scan_ok = true;
+        a->proc_reason[0] = 0;
+}
+
+/* Only the given pids; new ones are inserted (no rate until their next reading). */
+static void scan_some(attribution *a, const int32_t *pids, size_t n_pids, uint64_t now_usec) {
+        for (size_t i = 0; i < n_pids; i++) {
+                proc_entry *old = find_proc(a->procs, a->n_procs, pids[i]), e;
+
+                if (old && old->read_usec == now_usec)
+                        continue;   /* asked twice */
+                if (!read_proc(a, pids[i], old, now_usec, &e))
+                        continue;
+                if (old) {
+                        *old = e;
+                        continue;
+                }
+                if (a->n_procs >= a->cap_procs)
+                        continue;
+                a->procs[a->n_procs++] = e;
+                qsort(a->procs, a->n_procs, sizeof(a->procs[0]), cmp_pid);
+        }
+}
+
+static int cmp_rate(const void *x, const void *y) {
+        const proc_entry *a = x, *b = y;
+
+        if (a->write_bytes_per_s != b->write_bytes_per_s)
+                return a->write_bytes_per_s > b->write_bytes_per_s ? -1 : 1;
+        if (a->cancelled_write_bytes_per_s != b->cancelled_write_bytes_per_s)
+                return a->cancelled_write_bytes_per_s > b->cancelled_write_bytes_per_s ? -1 : 1;
+        return cmp_pid(a, b);
+}
+
+/* The top dirtiers of this tick: read this tick, with a non-zero rate. */
+static void pick_top(attribution *a, uint64_t now_usec) {
+        a->n_top = 0;
+        for (size_t i = 0; i < a->n_procs; i++) {
+                const proc_entry *e = &a->procs[i];
+
+                if (e->rate_usec != now_usec || (e->write_bytes_per_s == 0 && e->cancelled_write_bytes_per_s == 0))
+                        continue;
+                if (a->n_top < ELEMENTSOF(a->top)) {
+                        a->top[a->n_top++] = *e;
+                        qsort(a->top, a->n_top, sizeof(a->top[0]), cmp_rate);
+                } else if (cmp_rate(e, &a->top[a->n_top - 1]) < 0) {
+                        a->top[a->n_top - 1] = *e;
+                        qsort(a->top, a->n_top, sizeof(a->top[0]), cmp_rate);
+                }
+        }
+        /* comm only for the few shown */
+        for (size_t i = 0; i < a->n_top; i++) {
+                char path[64];
+                _cleanup_free_ char *full = NULL;
+                proc_entry *e = find_proc(a->procs, a->n_procs, a->top[i].pid);
+
+                if (a->top[i].comm[0])
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%" PRId32 "/comm", a->top[i].pid);
+                full = path_join_root(a->root, path);
+                if (full && read_one_line(full, a->top[i].comm, sizeof(a->top[i].comm)) >= 0 && e)
+                        memcpy(e->comm, a->top[i].comm, sizeof(e->comm));
+        }
+}
+
+/* ---- taskstats -------------------------------------------------------------------------------- */
+
+static void query_tasks(attribution *a, uint64_t now_usec) {
+        int32_t pids[TASK_QUERY_MAX];
+        task_io io[TASK_QUERY_MAX];
+        size_t n = 0, n_io = 0;
+        int r;
+
+        memcpy(a->prev_tasks, a->tasks, a->n_tasks * sizeof(a->tasks[0]));
+        a->n_prev_tasks = a->n_tasks;
+        a->n_tasks = 0;
+        if (!a->taskstats)
+                return;
+        for (size_t i = 0; a->have_last && i < a->last.n_tasks && n < ATTRIBUTION_TOP_MAX; i++) {
+                bool dup = false;
+                for (size_t k = 0; k < n && !dup; k++)
+                        dup = pids[k] == a->last.tasks[i].pid;
+                if (!dup)
+                        pids[n++] = a->last.tasks[i].pid;
+        }
+        for (size_t i = 0; i < a->n_top && i < ATTRIBUTION_TOP_MAX; i++) {
+                bool dup = false;
+                for (size_t k = 0; k < n && !dup; k++)
+                        dup = pids[k] == a->top[i].pid;
+                if (!dup)
+                        pids[n++] = a->top[i].pid;
+        }
+        if (n == 0)
+                return;
+        r = taskstats_query(a->taskstats, pids, n, io, &n_io);
+        if (r == -EPERM) {
+                snprintf(a->taskstats_reason, sizeof(a->taskstats_reason),
+                         "taskstats needs CAP_NET_ADMIN: no per-task write bytes or block I/O delay");
+                a->taskstats = taskstats_free(a->taskstats);
+                return;
+        }
+        if (r < 0)
+                return;
+        for (size_t i = 0; i < n_io; i++) {
+                task_view *t = &a->tasks[a->n_tasks++];
+
+                *t = (task_view) { .io = io[i], .usec = now_usec };
+                for (size_t k = 0; k < a->n_prev_tasks; k++) {
+                        const task_view *p = &a->prev_tasks[k];
+                        double dt;
+
+                        if (p->io.pid != t->io.pid || p->usec >= now_usec || !t->io.have_io ||
+                            t->io.write_bytes < p->io.write_bytes)
+                                continue;
+                        dt = (double) (now_usec - p->usec);
+                        t->write_bytes_per_s = (uint64_t) ((double) (t->io.write_bytes - p->io.write_bytes) * 1e6 / dt);
+                        if (t->io.cancelled_write_bytes >= p->io.cancelled_write_bytes)
+                                t->cancelled_write_bytes_per_s = (uint64_t) ((double) (t->io.cancelled_write_bytes -
+                                                                                     p->io.cancelled_write_bytes) * 1e6 / dt);
+                        if (t->io.have_delay && t->io.blkio_delay_total_ns >= p->io.blkio_delay_total_ns)
+                                t->blkio_delay_ms_per_s = (double) (t->io.blkio_delay_total_ns - p->io.blkio_delay_total_ns) / 1e6 /
+                                                          (dt / 1e6);
+                        t->have_rates = true;
+                        break;
+                }
+        }
+}
+
+static const task_view *find_task(const attribution *a, int32_t pid) {
+        for (size_t i = 0; i < a->n_tasks; i++)
+                if (a->tasks[i].io.pid == pid)
+                        return &a->tasks[i];
+        return NULL;
+}
+
+/* ---- life cycle ------------------------------------------------------------------------------- */
+
+static const char *trace_error_reason(int r) {
+        switch (-r) {
+        case ENOENT:     return "tracefs is missing (no /sys/kernel/tracing)";
+        case EOPNOTSUPP: return "the kernel has no writeback/balance_dirty_pages tracepoint";
+        case EPERM:
+        case EACCES:     return "no permission to create a tracefs instance (needs root)";
+        case EBUSY:      return "the trace instance is in use (another wbtuned?)";
+        default:         return NULL;
+        }
+}
+
+int attribution_new(const attribution_options *o, attribution **ret) {
+        attribution *a;
+        int r;
+
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        a->root = o->root ? xstrdup(o->root) : NULL;
+        a->enabled = o->enabled;
+        snprintf(a->instance, sizeof(a->instance), "%s", o->instance ? o->instance : "wbtuned");
+        if (!o->enabled) {
+                snprintf(a->reason, sizeof(a->reason), "attribution = no in the configuration");
+                snprintf(a->taskstats_reason, sizeof(a->taskstats_reason), "attribution = no in the configuration");
+                *ret = a;
+                return 0;
+        }
+
+        a->cap_procs = ATTRIBUTION_SCAN_PIDS_MAX + TASK_QUERY_MAX;
+        a->procs = calloc(a->cap_procs, sizeof(proc_entry));
+        a->scratch = calloc(a->cap_procs, sizeof(proc_entry));
+        if (!a->procs || !a->scratch) {
+                attribution_free(a);
+                return -ENOMEM;
+        }
+
+        /* a fake tree has no kernel behind it: never create a trace instance or touch sysctls for it */
+        if (o->root) {
+                snprintf(a->reason, sizeof(a->reason), "not on the live system (--root %s)", o->root);
+                snprintf(a->taskstats_reason, sizeof(a->taskstats_reason), "not on the live system (--root %s)", o->root);
+                *ret = a;
+                return 0;
+        }
+
+        r = trace_new(o->tracefs, o->instance, &a->trace);
+        if (r < 0) {
+                const char *why = trace_error_reason(r);
+                if (why)
+                        snprintf(a->reason, sizeof(a->reason), "%s", why);
+                else
+                        snprintf(a->reason, sizeof(a->reason), "cannot set up tracing: %s", strerror(-r));
+                log_warning("Throttle attribution is off: %s; the rest of the daemon runs.", a->reason);
+        }
+
+        if (o->task_delayacct && o->dry_run)
+                log_info("Not turning kernel.task_delayacct on in dry-run mode.");
+        r = taskstats_new(o->task_delayacct && !o->dry_run, &a->taskstats);
+        if (r < 0)
+                snprintf(a->taskstats_reason, sizeof(a->taskstats_reason), "%s",
+                         r == -ENOENT ? "the kernel has no TASKSTATS netlink family" : "cannot open a generic netlink socket");
+        else {
+                /* CAP_NET_ADMIN shows only on a query: ask about ourselves once */
+                int32_t self = (int32_t) gettid();
+                task_io io;
+                size_t n = 0;
+
+                if (taskstats_query(a->taskstats, &self, 1, &io, &n) == -EPERM) {
+                        snprintf(a->taskstats_reason, sizeof(a->taskstats_reason),
+                                 "taskstats needs CAP_NET_ADMIN: no per-task write bytes or block I/O delay");
+                        a->taskstats = taskstats_free(a->taskstats);
+                }
+        }
+        *ret = a;
+        return 0;
+}
+
+attribution *attribution_free(attribution *a) {
+        if (!a)
+                return NULL;
+        trace_free(a->trace);
+        taskstats_free(a->taskstats);
+        free(a->procs);
+        free(a->scratch);
+        free(a->root);
+        free(a);
+        return NULL;
+}
+
+int attribution_trace_fd(const attribution *a) {
+        return a && a->trace ? trace_fd(a->trace) : -1;
+}
+
+void attribution_process(attribution *a) {
+        int r;
+
+        if (!a || !a->trace)
+                return;
+        r = trace_process(a->trace);
+        if (r < 0)
+                log_debug_errno(r, "Failed to read the trace pipe: %m");
+}
+
+void attribution_tick(attribution *a, uint64_t now_usec) {
+        if (!a || !a->enabled)
+                return;
+        if (a->trace) {
+                uint64_t elapsed = a->last_tick_usec && now_usec > a->last_tick_usec ? now_usec - a->last_tick_usec : 0;
+
+                (void) trace_tick(a->trace, elapsed, &a->last);
+                a->have_last = elapsed > 0;
+                a->totals = a->last.total;
+        }
+        a->last_tick_usec = now_usec;
+
+        if (a->n_ticks++ % ATTRIBUTION_SCAN_EVERY_TICKS == 0)
+                scan_all(a, now_usec);
+        else {
+                int32_t pids[ATTRIBUTION_TRACKED_MAX + ATTRIBUTION_TOP_MAX];
+                size_t n = 0;
+
+                for (size_t i = 0; i < a->n_top; i++)
+                        pids[n++] = a->top[i].pid;
+                for (size_t i = 0; a->have_last && i < a->last.n_tasks && i < ATTRIBUTION_TOP_MAX; i++)
+                        pids[n++] = a->last.tasks[i].pid;
+                scan_some(a, pids, n, now_usec);
+        }
+        pick_top(a, now_usec);
+        query_tasks(a, now_usec);
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------- */
+
+static json_object *counters_json(const trace_counters *c) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "events", json_object_new_uint64(c->events));
+        json_object_object_add(o, "lost_kernel", json_object_new_uint64(c->lost_kernel));
+        json_object_object_add(o, "lost_markers", json_object_new_uint64(c->lost_markers));
+        json_object_object_add(o, "dropped_tasks", json_object_new_uint64(c->dropped_tasks));
+        json_object_object_add(o, "dropped_devices", json_object_new_uint64(c->dropped_devices));
+        json_object_object_add(o, "bad_lines", json_object_new_uint64(c->bad_lines));
+        json_object_object_add(o, "budget_hits", json_object_new_uint64(c->budget_hits));
+        return o;
+}
+
+json_object *attribution_status_json(const attribution *a) {
+        json_object *o = json_object_new_object();
+        bool on = a && a->trace;
+
+        json_object_object_add(o, "enabled", json_object_new_boolean(on));
+        json_object_object_add(o, "reason", on || !a ? NULL : json_object_new_string(a->reason));
+        if (on)
+                json_object_object_add(o, "trace_instance", json_object_new_string(a->instance));
+        json_object_object_add(o, "taskstats", json_object_new_boolean(a && a->taskstats));
+        json_object_object_add(o, "taskstats_reason",
+                               !a || a->taskstats ? NULL : json_object_new_string(a->taskstats_reason));
+        json_object_object_add(o, "delayacct", json_object_new_boolean(a && taskstats_delayacct(a->taskstats)));
+        json_object_object_add(o, "proc_scan", json_object_new_boolean(a && a->enabled && a->proc_scan_ok));
+        if (a && a->proc_reason[0])
+                json_object_object_add(o, "proc_scan_reason", json_object_new_string(a->proc_reason));
+        json_object_object_add(o, "counters", counters_json(a ? &a->totals : &(trace_counters) {}));
+        return o;
+}
+
+static void add_io(json_object *j, const task_view *t) {
+        if (!t || !t->io.have_io)
+                return;
+        json_object_object_add(j, "task_write_bytes", json_object_new_uint64(t->io.write_bytes));
+        json_object_object_add(j, "task_cancelled_write_bytes", json_object_new_uint64(t->io.cancelled_write_bytes));
+        if (t->have_rates) {
+                json_object_object_add(j, "task_write_bytes_per_s", json_object_new_uint64(t->write_bytes_per_s));
+                json_object_object_add(j, "task_cancelled_write_bytes_per_s",
+                                       json_object_new_uint64(t->cancelled_write_bytes_per_s));
+                if (t->io.have_delay && t->io.blkio_delay_total_ns > 0)
+                        json_object_object_add(j, "blkio_delay_ms_per_s", json_object_new_double(t->blkio_delay_ms_per_s));
+        }
+}
+
+static const char *device_name(const sample *s, const char *bdi) {
+        for (size_t i = 0; s && i < s->n_devices; i++)
+                if (strcmp(s->devices[i].bdi, bdi) == 0)
+                        return s->devices[i].name;
+        return "";
+}
+
+void attribution_top_json(const attribution *a, const sample *s, json_object *o) {
+        json_object *st = attribution_status_json(a), *paused = json_object_new_array(), *dirtiers = json_object_new_array();
+        bool have = a && a->have_last;
+
+        json_object_object_add(st, "elapsed_usec", json_object_new_uint64(have ? a->last.elapsed_usec : 0));
+        json_object_object_add(st, "tick", counters_json(have ? &a->last.tick : &(trace_counters) {}));
+        json_object_object_add(st, "scan_every_ticks", json_object_new_int(ATTRIBUTION_SCAN_EVERY_TICKS));
+        json_object_object_add(o, "attribution", st);
+
+        for (size_t i = 0; have && i < a->last.n_tasks && i < ATTRIBUTION_TOP_MAX; i++) {
+                const trace_task *t = &a->last.tasks[i];
+                json_object *j = json_object_new_object();
+
+                json_object_object_add(j, "pid", json_object_new_int(t->pid));
+                json_object_object_add(j, "comm", json_object_new_string(t->comm));
+                json_object_object_add(j, "bdi", json_object_new_string(t->bdi));
+                json_object_object_add(j, "name", json_object_new_string(device_name(s, t->bdi)));
+                json_object_object_add(j, "pauses", json_object_new_uint64(t->pauses));
+                json_object_object_add(j, "pause_ms", json_object_new_uint64(t->pause_ms));
+                json_object_object_add(j, "max_pause_ms", json_object_new_uint64(t->max_pause_ms));
+                json_object_object_add(j, "pause_ms_per_s", json_object_new_double(t->pause_ms_per_s));
+                json_object_object_add(j, "task_ratelimit_bytes_per_s", json_object_new_uint64(t->task_ratelimit_bytes_per_s));
+                json_object_object_add(j, "dirty_bytes", json_object_new_uint64(t->dirty_bytes));
+                json_object_object_add(j, "limit_bytes", json_object_new_uint64(t->limit_bytes));
+                json_object_object_add(j, "wb_dirty_bytes", json_object_new_uint64(t->wb_dirty_bytes));
+                json_object_object_add(j, "wb_setpoint_bytes", json_object_new_uint64(t->wb_setpoint_bytes));
+                json_object_object_add(j, "cgroup_ino", json_object_new_uint64(t->cgroup_ino));
+                add_io(j, find_task(a, t->pid));
+                json_object_array_add(paused, j);
+        }
+        for (size_t i = 0; a && i < a->n_top && i < ATTRIBUTION_TOP_MAX; i++) {
+                const proc_entry *e = &a->top[i];
+                json_object *j = json_object_new_object();
+
+                json_object_object_add(j, "pid", json_object_new_int(e->pid));
+                json_object_object_add(j, "comm", json_object_new_string(e->comm));
+                json_object_object_add(j, "write_bytes_per_s", json_object_new_uint64(e->write_bytes_per_s));
+                json_object_object_add(j, "cancelled_write_bytes_per_s", json_object_new_uint64(e->cancelled_write_bytes_per_s));
+                json_object_object_add(j, "write_bytes", json_object_new_uint64(e->write_bytes));
+                /* the device it is throttled on, when the trace saw it (the trace's pid is a thread id) */
+                for (size_t k = 0; have && k < a->last.n_tasks; k++)
+                        if (a->last.tasks[k].pid == e->pid) {
+                                json_object_object_add(j, "bdi", json_object_new_string(a->last.tasks[k].bdi));
+                                json_object_object_add(j, "name", json_object_new_string(device_name(s, a->last.tasks[k].bdi)));
+                                json_object_object_add(j, "pause_ms_per_s", json_object_new_double(a->last.tasks[k].pause_ms_per_s));
+                                break;
+                        }
+                add_io(j, find_task(a, e->pid));
+                json_object_array_add(dirtiers, j);
+        }
+        json_object_object_add(o, "paused", paused);
+        json_object_object_add(o, "dirtiers", dirtiers);
+}
+
+json_object *attribution_device_json(const attribution *a, const char *bdi) {
+        if (!a || !a->have_last)
+                return NULL;
+        for (size_t i = 0; i < a->last.n_devices; i++) {
+                const trace_device *d = &a->last.devices[i];
+                json_object *j;
+
+                if (strcmp(d->bdi, bdi) != 0)
+                        continue;
+                j = json_object_new_object();
+                json_object_object_add(j, "events", json_object_new_uint64(d->events));
+                json_object_object_add(j, "pauses", json_object_new_uint64(d->pauses));
+                json_object_object_add(j, "pause_ms_per_s", json_object_new_double(d->pause_ms_per_s));
+                json_object_object_add(j, "max_pause_ms", json_object_new_uint64(d->max_pause_ms));
+                json_object_object_add(j, "n_tasks", json_object_new_uint64(d->n_tasks));
+                json_object_object_add(j, "task_ratelimit_bytes_per_s", json_object_new_uint64(d->task_ratelimit_bytes_per_s));
+                json_object_object_add(j, "dirty_ratelimit_bytes_per_s", json_object_new_uint64(d->dirty_ratelimit_bytes_per_s));
+                json_object_object_add(j, "limit_bytes", json_object_new_uint64(d->limit_bytes));
+                json_object_object_add(j, "wb_setpoint_bytes", json_object_new_uint64(d->wb_setpoint_bytes));
+                return j;
+        }
+        return NULL;
+}
