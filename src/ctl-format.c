@@ -187,6 +187,32 @@ int ctl_format_status(json_object *result, FILE *f) {
                        (double) cs / 100.0, cs);
         }
 
+        json_object *attr = get(result, "attribution"), *hist = get(result, "history");
+        if (attr) {
+                json_object *counters = get(attr, "counters");
+                char line[VALUE_MAX];
+
+                kv_add(l, "Attribution", "%s", ctl_format_attribution(attr, line, sizeof line));
+                if (json_object_get_boolean(get(attr, "taskstats")))
+                        kv_add(l, "Taskstats", "yes (per-task write bytes%s)",
+                               json_object_get_boolean(get(attr, "delayacct")) ? " and block I/O delay" : "");
+                else
+                        kv_add(l, "Taskstats", "no: %s", *get_str(attr, "taskstats_reason") ? get_str(attr, "taskstats_reason") : "off");
+                kv_add(l, "Delay accounting", "%s (kernel.task_delayacct)",
+                       json_object_get_boolean(get(attr, "delayacct")) ? "on" : "off");
+                if (json_object_get_boolean(get(attr, "enabled")))
+                        kv_add(l, "Trace counters", "%" PRIu64 " events, %" PRIu64 " lost by the kernel (%" PRIu64
+                               " markers), dropped %" PRIu64 " tasks %" PRIu64 " devices, %" PRIu64 " bad lines, %" PRIu64 " budget hits",
+                               get_u64(counters, "events"), get_u64(counters, "lost_kernel"),
+                               get_u64(counters, "lost_markers"), get_u64(counters, "dropped_tasks"),
+                               get_u64(counters, "dropped_devices"), get_u64(counters, "bad_lines"),
+                               get_u64(counters, "budget_hits"));
+        }
+        if (hist)
+                kv_add(l, "History", "%" PRIu64 " min kept, %" PRIu64 " ticks of %" PRIu64 " devices held (%s)",
+                       get_u64(hist, "minutes"), get_u64(hist, "ticks"), get_u64(hist, "devices"),
+                       bytes_str(a, sizeof a, get_u64(hist, "memory_bytes")));
+
         kv_print(l, f);
         if (get(result, "tuning")) {
                 fputs("\nGlobal tuning:\n", f);
@@ -523,4 +549,187 @@ int ctl_format_device(json_object *device, FILE *f) {
         }
         kv_print(l, f);
         return device_tuning_print(get(device, "tuning"), f);
+}
+
+/* --- top --------------------------------------------------------------------------------- */
+
+const char *ctl_format_attribution(json_object *attr, char *buf, size_t size) {
+        if (json_object_get_boolean(get(attr, "enabled")))
+                snprintf(buf, size, "on (trace instance %s, taskstats %s, delay accounting %s)",
+                         get_str(attr, "trace_instance"),
+                         json_object_get_boolean(get(attr, "taskstats")) ? "on" : "off",
+                         json_object_get_boolean(get(attr, "delayacct")) ? "on" : "off");
+        else
+                snprintf(buf, size, "off: %s", *get_str(attr, "reason") ? get_str(attr, "reason") : "unknown");
+        return buf;
+}
+
+/* "loop0 (7:0)" or the bdi alone; "-" when none. */
+static const char *task_device_str(char *buf, size_t size, json_object *t) {
+        const char *bdi = get_str(t, "bdi"), *name = get_str(t, "name");
+
+        if (!*bdi)
+                snprintf(buf, size, "-");
+        else if (*name && strcmp(name, bdi) != 0)
+                snprintf(buf, size, "%s (%s)", name, bdi);
+        else
+                snprintf(buf, size, "%s", bdi);
+        return buf;
+}
+
+static const char *ms_per_s_str(char *buf, size_t size, json_object *o, const char *key) {
+        if (!has(o, key))
+                snprintf(buf, size, "-");
+        else
+                snprintf(buf, size, "%.0f", get_double(o, key));
+        return buf;
+}
+
+static int format_top_devices(json_object *devices, FILE *f) {
+        static const char *const headers[] = {
+                "DEVICE", "NAME", "DIRTY", "WB", "THRESH", "BW", "DIRTYING", "BACKLOG", "PAUSE ms/s", "KNOBS",
+        };
+        static const bool right[] = { false, false, true, true, true, true, true, true, true, false };
+        table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
+        int r = 0;
+
+        for (size_t i = 0; i < json_object_array_length(devices); i++) {
+                json_object *d = json_object_array_get_idx(devices, i), *th = get(d, "throttle");
+                char dirty[32], wb[32], thresh[32], bw[32], rate[32], backlog[32], pause[32], knobs[128];
+                char *row[] = {
+                        (char *) get_str(d, "bdi"),
+                        (char *) get_str(d, "name"),
+                        (char *) bytes_str(dirty, sizeof dirty, get_u64(d, "dirty_bytes")),
+                        (char *) bytes_str(wb, sizeof wb, get_u64(d, "writeback_bytes")),
+                        (char *) bytes_str(thresh, sizeof thresh, get_u64(d, "thresh_bytes")),
+                        (char *) rate_str(bw, sizeof bw, ctl_device_bw(d)),
+                        (char *) rate_str(rate, sizeof rate, get_u64(d, "dirty_rate_bytes_per_s")),
+                        (char *) backlog_str(backlog, sizeof backlog, d),
+                        (char *) (th ? ms_per_s_str(pause, sizeof pause, th, "pause_ms_per_s") : "0"),
+                        (char *) ctl_format_knobs(get(d, "knobs"), knobs, sizeof knobs),
+                };
+                r = table_add_row(&t, row);
+                if (r < 0)
+                        break;
+        }
+        if (r == 0) {
+                if (t.n_rows == 0)
+                        fputs("No device is holding or writing dirty data.\n", f);
+                else
+                        table_print(&t, f);
+        }
+        table_done(&t);
+        return r;
+}
+
+static int format_top_dirtiers(json_object *list, size_t max_rows, FILE *f) {
+        static const char *const headers[] = { "PID", "COMM", "WRITE", "CANCELLED", "DEVICE", "PAUSE ms/s", "BLKIO ms/s" };
+        static const bool right[] = { true, false, true, true, false, true, true };
+        table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
+        int r = 0;
+
+        for (size_t i = 0; i < json_object_array_length(list) && (max_rows == 0 || i < max_rows); i++) {
+                json_object *d = json_object_array_get_idx(list, i);
+                char pid[16], w[32], c[32], dev[96], pause[32], delay[32];
+                char *row[] = {
+                        (snprintf(pid, sizeof pid, "%" PRIu64, get_u64(d, "pid")), pid),
+                        (char *) get_str(d, "comm"),
+                        (char *) rate_str(w, sizeof w, get_u64(d, "write_bytes_per_s")),
+                        (char *) rate_str(c, sizeof c, get_u64(d, "cancelled_write_bytes_per_s")),
+                        (char *) task_device_str(dev, sizeof dev, d),
+                        (char *) ms_per_s_str(pause, sizeof pause, d, "pause_ms_per_s"),
+                        (char *) ms_per_s_str(delay, sizeof delay, d, "blkio_delay_ms_per_s"),
+                };
+                r = table_add_row(&t, row);
+                if (r < 0)
+                        break;
+        }
+        if (r == 0) {
+                if (t.n_rows == 0)
+                        fputs("No task dirtied pages this tick.\n", f);
+                else
+                        table_print(&t, f);
+        }
+        table_done(&t);
+        return r;
+}
+
+static int format_top_paused(json_object *list, size_t max_rows, FILE *f) {
+        static const char *const headers[] = {
+                "PID", "COMM", "DEVICE", "PAUSE ms/s", "PAUSES", "MAX ms", "RATELIMIT", "WRITE", "BLKIO ms/s",
+        };
+        static const bool right[] = { true, false, false, true, true, true, true, true, true };
+        table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
+        int r = 0;
+
+        for (size_t i = 0; i < json_object_array_length(list) && (max_rows == 0 || i < max_rows); i++) {
+                json_object *d = json_object_array_get_idx(list, i);
+                char pid[16], dev[96], pause[32], pauses[32], maxp[32], lim[32], w[32], delay[32];
+                char *row[] = {
+                        (snprintf(pid, sizeof pid, "%" PRIu64, get_u64(d, "pid")), pid),
+                        (char *) get_str(d, "comm"),
+                        (char *) task_device_str(dev, sizeof dev, d),
+                        (char *) ms_per_s_str(pause, sizeof pause, d, "pause_ms_per_s"),
+                        (snprintf(pauses, sizeof pauses, "%" PRIu64, get_u64(d, "pauses")), pauses),
+                        (snprintf(maxp, sizeof maxp, "%" PRIu64, get_u64(d, "max_pause_ms")), maxp),
+                        (char *) rate_str(lim, sizeof lim, get_u64(d, "task_ratelimit_bytes_per_s")),
+                        (char *) (has(d, "task_write_bytes_per_s") ?
+                                  rate_str(w, sizeof w, get_u64(d, "task_write_bytes_per_s")) : "-"),
+                        (char *) ms_per_s_str(delay, sizeof delay, d, "blkio_delay_ms_per_s"),
+                };
+                r = table_add_row(&t, row);
+                if (r < 0)
+                        break;
+        }
+        if (r == 0) {
+                if (t.n_rows == 0)
+                        fputs("No task was throttled this tick.\n", f);
+                else
+                        table_print(&t, f);
+        }
+        table_done(&t);
+        return r;
+}
+
+int ctl_format_top(json_object *result, size_t max_rows, FILE *f) {
+        json_object *g = get(result, "global"), *devices = get(result, "devices"), *attr = get(result, "attribution");
+        json_object *dirtiers = get(result, "dirtiers"), *paused = get(result, "paused");
+        char a[32], b[32], c[32], d[32], e[32], line[VALUE_MAX];
+        int r;
+
+        if (!g || !devices || !json_object_is_type(devices, json_type_array))
+                return -EBADMSG;
+        fprintf(f, "wbtuned top - tick %" PRIu64 " every %" PRIu64 " ms, mode %s\n",
+                get_u64(result, "ticks"), get_u64(result, "tick_ms"), get_str(result, "mode"));
+        fprintf(f, "Dirty %s  Writeback %s  Threshold %s  Background %s  Dirtying %s  Writing %s\n",
+                bytes_str(a, sizeof a, get_u64(g, "dirty_bytes")), bytes_str(b, sizeof b, get_u64(g, "writeback_bytes")),
+                bytes_str(c, sizeof c, get_u64(g, "dirty_thresh_bytes")),
+                bytes_str(d, sizeof d, get_u64(g, "background_thresh_bytes")),
+                rate_str(e, sizeof e, get_u64(g, "dirty_rate_bytes_per_s")),
+                rate_str(line, sizeof line, get_u64(g, "write_rate_bytes_per_s")));
+        if (attr) {
+                json_object *tick = get(attr, "tick");
+
+                fprintf(f, "Attribution %s", ctl_format_attribution(attr, line, sizeof line));
+                if (json_object_get_boolean(get(attr, "enabled")) &&
+                    (get_u64(tick, "lost_kernel") || get_u64(tick, "lost_markers") || get_u64(tick, "dropped_tasks")))
+                        fprintf(f, "; this tick lost %" PRIu64 " events, dropped %" PRIu64 " tasks",
+                                get_u64(tick, "lost_kernel"), get_u64(tick, "dropped_tasks"));
+                fputc('\n', f);
+        }
+        fputc('\n', f);
+        r = format_top_devices(devices, f);
+        if (r < 0)
+                return r;
+        if (dirtiers && json_object_is_type(dirtiers, json_type_array)) {
+                fputs("\nDirtying most\n", f);
+                r = format_top_dirtiers(dirtiers, max_rows, f);
+                if (r < 0)
+                        return r;
+        }
+        if (paused && json_object_is_type(paused, json_type_array)) {
+                fputs("\nPaused most (balance_dirty_pages)\n", f);
+                r = format_top_paused(paused, max_rows, f);
+        }
+        return r;
 }

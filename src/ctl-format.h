@@ -12,6 +12,12 @@ int ctl_format_devices(json_object *result, FILE *f);
 /* One DEVICE object (show's "device") -> every field, one per line. */
 int ctl_format_device(json_object *device, FILE *f);
 
+/* top result -> header (global state, attribution), active devices, top dirtiers, most paused tasks.
+ * max_rows bounds each task list (0 = all). 0 or -EBADMSG. */
+int ctl_format_top(json_object *result, size_t max_rows, FILE *f);
+/* A status "attribution" object -> one line: "on (...)" or "off: reason". */
+const char *ctl_format_attribution(json_object *attribution, char *buf, size_t size);
+
 /* A tuning "knobs" object ({"max_bytes": {"original","current","desired","reason"}, ...}) as a table. */
 int ctl_format_tuning(json_object *knobs, FILE *f);
 
