@@ -210,7 +210,122 @@ static void test_tuning(void) {
         json_object_put(k);
 }
 
+static int top_all(json_object *o, FILE *f) {
+        return ctl_format_top(o, 0, f);
+}
+
+static int top_one(json_object *o, FILE *f) {
+        return ctl_format_top(o, 1, f);
+}
+
+static const char *top_json =
+        "{\"time_usec\":1,\"tick_ms\":1000,\"ticks\":77,\"mode\":\"observe\","
+        "\"global\":{\"dirty_bytes\":104857600,\"writeback_bytes\":8388608,\"dirty_thresh_bytes\":419430400,"
+        "\"background_thresh_bytes\":209715200,\"dirty_rate_bytes_per_s\":52428800,\"write_rate_bytes_per_s\":4194304},"
+        "\"devices\":[{\"bdi\":\"7:3\",\"name\":\"loop3\",\"dirty_bytes\":16777216,\"writeback_bytes\":1048576,"
+        "\"thresh_bytes\":16777216,\"wb_bw_bytes_per_s\":4194304,\"dirty_rate_bytes_per_s\":4194304,"
+        "\"backlog_bytes\":17825792,\"backlog_s\":4.25,\"knobs\":{\"max_ratio\":100,\"strict_limit\":1},"
+        "\"throttle\":{\"pauses\":9,\"pause_ms_per_s\":812.4}}],"
+        "\"attribution\":{\"enabled\":true,\"reason\":null,\"trace_instance\":\"wbtuned\",\"taskstats\":true,"
+        "\"delayacct\":true,\"tick\":{\"lost_kernel\":3,\"lost_markers\":1,\"dropped_tasks\":0}},"
+        "\"dirtiers\":[{\"pid\":4242,\"comm\":\"dd\",\"write_bytes_per_s\":4194304,\"cancelled_write_bytes_per_s\":0,"
+        "\"bdi\":\"7:3\",\"name\":\"loop3\",\"pause_ms_per_s\":812.4,\"blkio_delay_ms_per_s\":12.6},"
+        "{\"pid\":17,\"comm\":\"cp\",\"write_bytes_per_s\":1024,\"cancelled_write_bytes_per_s\":512}],"
+        "\"paused\":[{\"pid\":4242,\"comm\":\"dd\",\"bdi\":\"7:3\",\"name\":\"loop3\",\"pauses\":9,"
+        "\"max_pause_ms\":120,\"pause_ms_per_s\":812.4,\"task_ratelimit_bytes_per_s\":4194304,"
+        "\"task_write_bytes_per_s\":4194304}]}";
+
+static void test_top(void) {
+        json_object *o = json_tokener_parse(top_json);
+        char *text;
+        int r;
+
+        text = render(top_all, o, &r);
+        CHECK(r == 0);
+        CHECK_STREQ(text,
+"wbtuned top - tick 77 every 1000 ms, mode observe\n"
+"Dirty 100M  Writeback 8.0M  Threshold 400M  Background 200M  Dirtying 50M/s  Writing 4.0M/s\n"
+"Attribution on (trace instance wbtuned, taskstats on, delay accounting on); this tick lost 3 events, dropped 0 tasks\n"
+"\n"
+"DEVICE  NAME   DIRTY    WB  THRESH      BW  DIRTYING  BACKLOG  PAUSE ms/s  KNOBS\n"
+"7:3     loop3    16M  1.0M     16M  4.0M/s    4.0M/s     4.2s         812  max 100% strict 1\n"
+"\n"
+"Dirtying most\n"
+" PID  COMM   WRITE  CANCELLED  DEVICE       PAUSE ms/s  BLKIO ms/s\n"
+"4242  dd    4.0M/s        0/s  loop3 (7:3)         812          13\n"
+"  17  cp    1.0K/s      512/s  -                     -           -\n"
+"\n"
+"Paused most (balance_dirty_pages)\n"
+" PID  COMM  DEVICE       PAUSE ms/s  PAUSES  MAX ms  RATELIMIT   WRITE  BLKIO ms/s\n"
+"4242  dd    loop3 (7:3)         812       9     120     4.0M/s  4.0M/s           -\n");
+        free(text);
+
+        /* a row limit for the terminal */
+        text = render(top_one, o, &r);
+        CHECK(r == 0);
+        CHECK(strstr(text, "4242  dd") != NULL);
+        CHECK(strstr(text, "  17  cp") == NULL);
+        free(text);
+        json_object_put(o);
+
+        /* attribution off, nothing active */
+        o = json_tokener_parse("{\"ticks\":1,\"tick_ms\":200,\"mode\":\"dry-run\",\"global\":{},\"devices\":[],"
+                               "\"attribution\":{\"enabled\":false,\"reason\":\"not on the live system (--root /x)\"},"
+                               "\"dirtiers\":[],\"paused\":[]}");
+        text = render(top_all, o, &r);
+        CHECK(r == 0);
+        CHECK(strstr(text, "Attribution off: not on the live system (--root /x)\n") != NULL);
+        CHECK(strstr(text, "No device is holding or writing dirty data.\n") != NULL);
+        CHECK(strstr(text, "No task dirtied pages this tick.\n") != NULL);
+        CHECK(strstr(text, "No task was throttled this tick.\n") != NULL);
+        free(text);
+        json_object_put(o);
+
+        o = json_tokener_parse("{\"devices\":{}}");
+        text = render(top_all, o, &r);
+        CHECK(r == -EBADMSG);
+        free(text);
+        json_object_put(o);
+}
+
+static void test_status_attribution(void) {
+        json_object *o = json_tokener_parse(
+                "{\"version\":\"0.1.0\",\"global\":{},"
+                "\"attribution\":{\"enabled\":false,\"reason\":\"tracefs is missing (no /sys/kernel/tracing)\","
+                "\"taskstats\":false,\"taskstats_reason\":\"taskstats needs CAP_NET_ADMIN\",\"delayacct\":false,"
+                "\"counters\":{}},"
+                "\"history\":{\"minutes\":15,\"ticks\":900,\"devices\":3,\"memory_bytes\":1048576}}");
+        char *text;
+        int r;
+
+        text = render(ctl_format_status, o, &r);
+        CHECK(r == 0);
+        CHECK(strstr(text, "     Attribution: off: tracefs is missing (no /sys/kernel/tracing)\n") != NULL);
+        CHECK(strstr(text, "       Taskstats: no: taskstats needs CAP_NET_ADMIN\n") != NULL);
+        CHECK(strstr(text, "Delay accounting: off (kernel.task_delayacct)\n") != NULL);
+        CHECK(strstr(text, "Trace counters") == NULL);
+        CHECK(strstr(text, "         History: 15 min kept, 900 ticks of 3 devices held (1.0M)\n") != NULL);
+        free(text);
+        json_object_put(o);
+
+        o = json_tokener_parse(
+                "{\"version\":\"0.1.0\",\"global\":{},"
+                "\"attribution\":{\"enabled\":true,\"trace_instance\":\"wbtuned\",\"taskstats\":true,\"delayacct\":true,"
+                "\"counters\":{\"events\":10,\"lost_kernel\":2,\"lost_markers\":1,\"dropped_tasks\":3,"
+                "\"dropped_devices\":0,\"bad_lines\":0,\"budget_hits\":4}}}");
+        text = render(ctl_format_status, o, &r);
+        CHECK(r == 0);
+        CHECK(strstr(text, "Attribution: on (trace instance wbtuned, taskstats on, delay accounting on)\n") != NULL);
+        CHECK(strstr(text, "Taskstats: yes (per-task write bytes and block I/O delay)\n") != NULL);
+        CHECK(strstr(text, "Trace counters: 10 events, 2 lost by the kernel (1 markers), dropped 3 tasks 0 devices, "
+                           "0 bad lines, 4 budget hits\n") != NULL);
+        free(text);
+        json_object_put(o);
+}
+
 int main(void) {
+        test_top();
+        test_status_attribution();
         test_tuning();
         test_knobs();
         test_bw();

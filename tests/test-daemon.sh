@@ -270,6 +270,69 @@ out=$(ctl show /mnt/fake3 --json 2>&1) || fail "wbtunectl show /mnt/fake3 failed
 json_check "$out" '(j.get("device", j))["bdi"] == "7:3"' || { echo "$out"; fail "show /mnt/fake3 is not 7:3"; }
 ok "show finds a device by mount point"
 
+# --- top and history on the fake tree ------------------------------------------------------
+# a fake process that dirties: /proc/4242/io grows between ticks (write_bytes at the start of a line)
+mkdir -p "$fake/proc/4242"
+echo fakedd > "$fake/proc/4242/comm"
+fake_io() {
+        printf 'rchar: 0\nwchar: %s\nsyscr: 0\nsyscw: 0\nread_bytes: 0\nwrite_bytes: %s\ncancelled_write_bytes: 4096\n' "$1" "$1" |
+                atomic_write "$fake/proc/4242/io"
+}
+fake_io 0
+out=$(ctl status --json) || fail "status --json failed"
+check 'j["attribution"]["enabled"] is False and "--root" in j["attribution"]["reason"]' \
+        "status: attribution is not off with a --root reason"
+check 'j["attribution"]["taskstats"] is False and "--root" in j["attribution"]["taskstats_reason"]' \
+        "status: taskstats is not off with a --root reason"
+check '"trace_instance" not in j["attribution"] and j["history"]["minutes"] == 15' "status: attribution/history objects"
+ls -l "/proc/$daemon/fd" 2>/dev/null | grep -q tracing && fail "the daemon under --root opened a tracefs file"
+ok "status: attribution off under --root (no trace instance), history 15 min"
+out=$(ctl status) || fail "status failed"
+grep -q 'Attribution: off: not on the live system' <<< "$out" || { echo "$out"; fail "status text does not say why attribution is off"; }
+ok "status text: $(grep 'Attribution:' <<< "$out" | sed 's/^ *//')"
+
+# rates need two readings of the same pid; full scans run every 5 ticks (200 ms here)
+for ((i = 1; i <= 40; i++)); do fake_io $((i * 1048576)); sleep 0.1; done &
+writer=$!
+push_cleanup "kill $writer 2>/dev/null"
+poll_top() {
+        local i
+        for ((i = 0; i < 60; i++)); do
+                out=$(ctl top --once --json 2>/dev/null) && json_check "$out" "$1" && return 0
+                sleep 0.1
+        done
+        return 1
+}
+poll_top 'any(d["pid"] == 4242 and d["comm"] == "fakedd" and d["write_bytes_per_s"] > 0 for d in j["dirtiers"])' ||
+        { echo "$out"; fail "top: the fake dirtier 4242 does not show"; }
+check 'j["paused"] == [] and j["attribution"]["enabled"] is False' "top: paused tasks or attribution under --root"
+check 'set(["global", "devices", "tick_ms", "ticks", "mode", "attribution", "dirtiers", "paused"]) <= set(j)' "top: keys missing"
+check 'all("bdi" in d and "knobs" in d for d in j["devices"]) and dev(j, "7:3") is not None' \
+        "top: the active device 7:3 (2 MB dirty) is not listed"
+ok "top --once --json: fake dirtier 4242 at $(json_get "$out" '[d for d in j["dirtiers"] if d["pid"] == 4242][0]["write_bytes_per_s"]') B/s"
+out=$(ctl top --once) || fail "top --once failed"
+grep -q 'fakedd' <<< "$out" && grep -q '^wbtuned top' <<< "$out" || { echo "$out"; fail "top --once text"; }
+[[ $out == *$'\e['* ]] && fail "top --once into a pipe cleared the screen"
+ok "top --once prints a text view without escape codes into a pipe"
+wait "$writer" 2>/dev/null
+
+out=$(ctl history --json) || fail "history --json failed"
+check 'j["capacity"] == 15 * 60 * 1000 // 200 and len(j["global"]["time_usec"]) >= 2' "history: capacity or global ring"
+check 'len(j["global"]["dirty_bytes"]) == len(j["global"]["time_usec"])' "history: global columns differ in length"
+check '"7:3" in j["devices"] and "8:0" in j["devices"] and "write_bw_bytes_per_s" in j["devices"]["7:3"]' "history: devices"
+out=$(ctl history /mnt/fake3 --json) || fail "history /mnt/fake3 --json failed"
+check 'list(j["devices"]) == ["7:3"] and j["bdi"] == "7:3"' "history by mount point is not 7:3 alone"
+ctl history loop3 --csv > "$tmp/h.csv" || fail "history loop3 --csv failed"
+head -n1 "$tmp/h.csv" | grep -q '^time_usec,global_dirty_bytes,.*,dirty_bytes,writeback_bytes,thresh_bytes,write_bw_bytes_per_s' ||
+        { head -n2 "$tmp/h.csv"; fail "history --csv header"; }
+[[ $(wc -l < "$tmp/h.csv") -ge 3 ]] || fail "history --csv has fewer than two rows"
+awk -F, 'NR > 1 && NF != 11 { exit 1 }' "$tmp/h.csv" || fail "history --csv rows do not have 11 columns"
+ctl history --csv | awk -F, 'NR == 1 && NF != 5 { exit 1 }' || fail "history --csv without a device is not 5 global columns"
+ctl history nosuch > /dev/null 2> "$tmp/err"
+rc=$?
+[[ $rc -eq 1 ]] && grep -q "no history for device 'nosuch'" "$tmp/err" || { cat "$tmp/err"; fail "history nosuch: exit $rc"; }
+ok "history --json/--csv: $(($(wc -l < "$tmp/h.csv") - 1)) rows for loop3; unknown device exits 1"
+
 # --- a tick picks up changed counters ---------------------------------------------------
 write_stats 7:3 40960 1024
 poll devices 5 "dev(j, \"7:3\")[\"dirty_bytes\"] == 40960 * $KiB and dev(j, \"7:3\")[\"writeback_bytes\"] == 1024 * $KiB" ||
