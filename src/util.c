@@ -167,8 +167,27 @@ static bool suffix_is(const char *suffix, const char *word) {
         return *suffix == 0;
 }
 
+typedef struct unit { const char *suffix; uint64_t factor; } unit;
+
+/* A number with one of the table's suffixes, times that suffix's factor. */
+static int parse_with_units(const char *s, const unit *table, size_t n_units, uint64_t *ret) {
+        const char *suffix;
+        uint64_t n;
+        int r;
+
+        if (!s)
+                return -EINVAL;
+        r = parse_number_suffix(s, &n, &suffix);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n_units; i++)
+                if (suffix_is(suffix, table[i].suffix))
+                        return mul_check(n, table[i].factor, ret);
+        return -EINVAL;
+}
+
 int parse_size(const char *s, uint64_t *ret) {
-        static const struct { const char *suffix; uint64_t factor; } table[] = {
+        static const unit bytes[] = {
                 { "",  1 },
                 { "B", 1 },
                 { "K", 1ULL << 10 }, { "KiB", 1ULL << 10 },
@@ -176,41 +195,19 @@ int parse_size(const char *s, uint64_t *ret) {
                 { "G", 1ULL << 30 }, { "GiB", 1ULL << 30 },
                 { "T", 1ULL << 40 }, { "TiB", 1ULL << 40 },
         };
-        const char *suffix;
-        uint64_t n;
-        int r;
 
-        if (!s)
-                return -EINVAL;
-        r = parse_number_suffix(s, &n, &suffix);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (suffix_is(suffix, table[i].suffix))
-                        return mul_check(n, table[i].factor, ret);
-        return -EINVAL;
+        return parse_with_units(s, bytes, ELEMENTSOF(bytes), ret);
 }
 
 int parse_duration_ms(const char *s, uint64_t *ret_ms) {
-        static const struct { const char *suffix; uint64_t factor_ms; } table[] = {
+        static const unit ms[] = {
                 { "", 1000 }, { "s", 1000 }, { "sec", 1000 },
                 { "ms", 1 }, { "msec", 1 },
                 { "min", 60000 }, { "m", 60000 },
                 { "h", 3600000 },
         };
-        const char *suffix;
-        uint64_t n;
-        int r;
 
-        if (!s)
-                return -EINVAL;
-        r = parse_number_suffix(s, &n, &suffix);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (suffix_is(suffix, table[i].suffix))
-                        return mul_check(n, table[i].factor_ms, ret_ms);
-        return -EINVAL;
+        return parse_with_units(s, ms, ELEMENTSOF(ms), ret_ms);
 }
 
 const char *format_bytes(char *buf, size_t size, uint64_t bytes) {
