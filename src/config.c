@@ -342,7 +342,7 @@ void config_init(config *c) {
                 .backlog_ms = 2000,
                 .dirty_bytes = 0,
                 .dirty_background_bytes = 0,
-                .min_dirty_bytes = 16 * MIB,
+                .min_dirty_bytes = 64 * MIB,
                 .max_dirty_bytes = 0,
                 .min_device_bytes = 4 * MIB,
                 .max_age_ms = 30000,

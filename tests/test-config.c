@@ -135,7 +135,7 @@ static void test_defaults(void) {
         CHECK_EQ_U64(c.backlog_ms, 2000);
         CHECK_EQ_U64(c.dirty_bytes, 0);
         CHECK_EQ_U64(c.dirty_background_bytes, 0);
-        CHECK_EQ_U64(c.min_dirty_bytes, 16 << 20);
+        CHECK_EQ_U64(c.min_dirty_bytes, 64 << 20);
         CHECK_EQ_U64(c.max_dirty_bytes, 0);
         CHECK_EQ_U64(c.min_device_bytes, 4 << 20);
         CHECK_EQ_U64(c.max_age_ms, 30000);
@@ -287,7 +287,7 @@ static void test_ranges(void) {
         check_one("[policy]\ndirty_background_bytes = 4K\n", "dirty_background_bytes: 4K is out of range (allowed: none or 8K..1024T)", 2);
         check_one("[policy]\nmin_dirty_bytes = 8K\nmax_dirty_bytes = 8K\n", NULL, 0);
         check_one("[policy]\nmin_dirty_bytes = 0\n", "min_dirty_bytes: 0 is out of range (allowed: 8K..1024T)", 2);
-        check_one("[policy]\nmax_dirty_bytes = 1M\n", "max_dirty_bytes: min_dirty_bytes = 16M, max_dirty_bytes = 1M (default) (allowed: min_dirty_bytes <= max_dirty_bytes)", 2);
+        check_one("[policy]\nmax_dirty_bytes = 1M\n", "max_dirty_bytes: min_dirty_bytes = 64M, max_dirty_bytes = 1M (default) (allowed: min_dirty_bytes <= max_dirty_bytes)", 2);
 
         check_one("[device \"x\"]\nbacklog_seconds = 100ms\nmin_bytes = 256K\nmax_bytes = 1024T\n", NULL, 0);
         check_one("[device \"x\"]\nbacklog_seconds = 99ms\n", "backlog_seconds: 99ms is out of range (allowed: none or 100ms..1min)", 2);
@@ -657,7 +657,7 @@ static void test_dump_roundtrip(void) {
         CHECK(strstr(dump, "[daemon]\ntick = 1s\nsocket = /run/wbtuned/control\nlog_level = info\n"
                            "history_minutes = 15\nattribution = yes\ntask_delayacct = no\n") != NULL);
         CHECK(strstr(dump, "dirty_bytes = none\n") != NULL);
-        CHECK(strstr(dump, "min_dirty_bytes = 16M\n") != NULL);
+        CHECK(strstr(dump, "min_dirty_bytes = 64M\n") != NULL);
         CHECK(strstr(dump, "max_age = 30s\n") != NULL);
         config_init(&b);
         b.tick_ms = 1;
