@@ -88,7 +88,8 @@ def bdi_restore(mm, saved):
     """Restore bdi_read() output. Returns a list of error strings."""
     errors = []
     if not os.path.isdir(os.path.join(BDI_CLASS, mm)):
-        return ["bdi %s vanished" % mm]
+        # a filesystem's own bdi (btrfs-N) goes away with the unmount: nothing to restore
+        return [] if not mm[0].isdigit() else ["bdi %s vanished" % mm]
     fine = "min_ratio_fine" in saved and "max_ratio_fine" in saved
     mn, mx = ("min_ratio_fine", "max_ratio_fine") if fine else ("min_ratio", "max_ratio")
     steps = []
@@ -144,6 +145,15 @@ def loop_list():
     return out
 
 
+def loop_majmin():
+    """{ '/dev/loopN': 'MAJ:MIN' } for every bound loop device."""
+    out = {}
+    for d in glob.glob("/sys/block/loop*/loop/backing_file"):
+        name = d.split("/")[3]
+        out["/dev/" + name] = read("/sys/block/%s/dev" % name, "").strip()
+    return out
+
+
 def full_snapshot():
     """Everything --quick compares before vs after a run."""
     vm = {}
@@ -154,22 +164,38 @@ def full_snapshot():
         mm = os.path.basename(d)
         bdi[mm] = bdi_read(mm)
     return {"vm": vm, "bdi": bdi, "throttle": read(THROTTLE, ""),
-            "loops": loop_list()}
+            "throttle_map": throttle_read(), "loops": loop_list(), "loop_mm": loop_majmin()}
 
 
 def compare_snapshots(before, after, own_prefix):
     """Return (errors, notes). Loop devices and BDIs that others created or removed
     meanwhile are notes; anything of ours left behind, or any knob changed, is an error."""
     errors, notes = [], []
+    # devices someone else had bound (before or after) may legitimately change
+    others = set()
+    for snap in (before, after):
+        for dev, f in snap["loops"].items():
+            if not f.startswith(own_prefix):
+                others.add(snap["loop_mm"].get(dev))
     if before["vm"] != after["vm"]:
         errors.append("vm knobs differ: %s -> %s" % (before["vm"], after["vm"]))
     for mm, k in before["bdi"].items():
         if mm in after["bdi"] and after["bdi"][mm] != k:
-            errors.append("bdi %s knobs differ: %s -> %s" % (mm, k, after["bdi"][mm]))
+            msg = "bdi %s knobs differ: %s -> %s" % (mm, k, after["bdi"][mm])
+            if mm in others:
+                notes.append(msg + " (someone else's loop device)")
+            else:
+                errors.append(msg)
     for mm in set(before["bdi"]) ^ set(after["bdi"]):
         notes.append("bdi %s appeared/vanished (another user?)" % mm)
-    if before["throttle"] != after["throttle"]:
-        errors.append("throttle file differs: %r -> %r" % (before["throttle"], after["throttle"]))
+    tb, ta = before["throttle_map"], after["throttle_map"]
+    for mm in set(tb) | set(ta):
+        if tb.get(mm, 0) != ta.get(mm, 0):
+            msg = "throttle %s: %s -> %s" % (mm, tb.get(mm, 0), ta.get(mm, 0))
+            if mm in others:
+                notes.append(msg + " (someone else's loop device)")
+            else:
+                errors.append(msg)
     for dev, f in after["loops"].items():
         if f.startswith(own_prefix):
             errors.append("our loop device %s (%s) still bound" % (dev, f))

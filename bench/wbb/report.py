@@ -269,11 +269,12 @@ def plot_matrix(outdir, scenario, summ):
          "set multiplot layout 2,1 title '%s: write bandwidth and overshoot per case'" % scenario,
          "set style data histogram", "set style histogram errorbars gap 1 lw 1",
          "set style fill solid 0.8 border -1", "set grid ytics",
-         "set key top right font ',8'", "set xtics rotate by -30 font ',8'"]
-    for off, ylabel, logy in ((0, "MB/s (application)", False), (3, "testbed dirty+writeback peak (x threshold)", True)):
+         "set key outside right top font ',8'", "set xtics rotate by -30 font ',8'",
+         "set offsets 0, 0, graph 0.1, 0"]
+    for off, ylabel, logy in ((0, "MB/s (application)", False), (3, "testbed dirty+writeback peak (x threshold)", False)):
         s.append("set ylabel '%s'" % ylabel)
         s.append("set logscale y" if logy else "unset logscale y")
-        s.append("set yrange [0.5:*]" if logy else "set yrange [0:*]")
+        s.append("set yrange [0:*]")
         parts = []
         for i, t in enumerate(tuns):
             c = 2 + 6 * i + off

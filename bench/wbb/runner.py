@@ -1,4 +1,5 @@
 """Run cases x tunings x repeats, interleaved: for each repeat, each case, each tuning."""
+import glob
 import json
 import os
 import subprocess
@@ -99,7 +100,7 @@ def metrics(sampler, devs, fio_end):
             bdithr = max(bdithr, x["thresh"])
             bw_max = max(bw_max, x["wb_bw"])
         bw = d.bps or bw_max
-        m["devices"][d.name] = {"mm": d.mm, "fs": d.fs, "bps": d.bps,
+        m["devices"][d.name] = {"mm": d.mm, "bdi": d.bdi, "fs": d.fs, "bps": d.bps,
                                 "peak_backlog_bytes": pk, "peak_t": pk_t,
                                 "peak_backlog_s": pk / bw if bw else None,
                                 "bw_for_seconds": bw, "max_wb_bw": bw_max,
@@ -158,6 +159,11 @@ def run_one(tb, opts, scen, case, tuning, rep, outdir):
     try:
         tunings.apply(tuning, case, applied)
         if tuning == "wbtuned":
+            # the daemon may tune any device on the machine: remember all of them
+            pre_bdi = {os.path.basename(x): knobs.bdi_read(os.path.basename(x))
+                       for x in glob.glob("/sys/class/bdi/*")}
+            tb.state.d["daemon_bdi_pre"] = pre_bdi
+            tb.state.save()
             conf = tunings.daemon_config(os.path.join(tb.priv, "wbtuned.conf"), tb.priv, case,
                                          opts.wbtuned_config)
             daemon = tunings.Daemon(tb, opts.wbtuned_path, conf,
@@ -197,6 +203,17 @@ def run_one(tb, opts, scen, case, tuning, rep, outdir):
             res["daemon"] = daemon.stop()
             if not res["daemon"]["clean"]:
                 warn("wbtuned did not exit cleanly: %s" % res["daemon"])
+            left = []
+            for mm, saved in tb.state.d.pop("daemon_bdi_pre", {}).items():
+                if mm in tb.state.d["bdi_saved"] or not os.path.isdir("/sys/class/bdi/" + mm):
+                    continue
+                if knobs.bdi_read(mm) != saved:
+                    left.append(mm)
+                    knobs.bdi_restore(mm, saved)
+            tb.state.save()
+            if left:
+                warn("wbtuned left knobs changed on devices outside the testbed: %s (restored)" % left)
+                res["daemon"]["left_foreign_bdis"] = left
         errs = tb.restore_knobs()
         if errs:
             warn("restore after run: %s" % errs)

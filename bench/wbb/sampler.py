@@ -44,7 +44,7 @@ def foreign_backlog(devices):
     own = 0
     for d in devices:
         try:
-            with open("%s/%s/stats" % (DEBUGFS_BDI, d.mm)) as f:
+            with open("%s/%s/stats" % (DEBUGFS_BDI, d.bdi)) as f:
                 s = parse_kv(f.read())
             own += s.get("BdiReclaimable", 0) + s.get("BdiWriteback", 0)
         except OSError:
@@ -76,9 +76,9 @@ class Sampler(threading.Thread):
         devs = {}
         for d in self.devices:
             try:
-                with open("%s/%s/stats" % (DEBUGFS_BDI, d.mm)) as f:
+                with open("%s/%s/stats" % (DEBUGFS_BDI, d.bdi)) as f:
                     s = parse_kv(f.read())
-                with open("%s/%s/wb_stats" % (DEBUGFS_BDI, d.mm)) as f:
+                with open("%s/%s/wb_stats" % (DEBUGFS_BDI, d.bdi)) as f:
                     w = parse_kv(f.read())
             except OSError:
                 continue

@@ -1,6 +1,7 @@
 """The testbed: loop devices on sparse files in a private dir, filesystems, throttles,
 and the journal that lets every exit path (and `wbbench cleanup`) undo it all."""
 import fcntl
+import glob
 import json
 import os
 import shutil
@@ -22,10 +23,11 @@ class Device:
         self.idx, self.fs, self.bps = idx, fs, bps
         self.loop, self.mm, self.image, self.mnt = loop, mm, image, mnt
         self.name = "d%d-%s" % (idx, fs)
+        self.bdi = mm           # where dirty pages are accounted (btrfs: its own bdi)
 
     def to_json(self):
         return {"idx": self.idx, "fs": self.fs, "bps": self.bps, "loop": self.loop,
-                "mm": self.mm, "image": self.image, "mnt": self.mnt, "name": self.name}
+                "mm": self.mm, "bdi": self.bdi, "image": self.image, "mnt": self.mnt, "name": self.name}
 
 
 class State:
@@ -94,6 +96,11 @@ def undo(d, own_children=()):
     # 4. per-BDI knobs
     for mm, saved in d.get("bdi_saved", {}).items():
         errors += knobs.bdi_restore(mm, saved)
+    # devices outside the testbed the daemon under test may have tuned (killed mid-run)
+    for mm, saved in d.get("daemon_bdi_pre", {}).items():
+        if mm not in d.get("bdi_saved", {}) and os.path.isdir("/sys/class/bdi/" + mm) \
+                and knobs.bdi_read(mm) != saved:
+            errors += knobs.bdi_restore(mm, saved)
     # 5. mounts (only under priv)
     mounted = set()
     for line in read("/proc/self/mountinfo", "").splitlines():
@@ -207,10 +214,22 @@ class Testbed:
         self.state.save()
         run(["mount", out, mnt])
         dev = Device(idx, fs, bps, out, mm, image, mnt)
+        if fs == "btrfs":
+            # btrfs accounts dirty pages and takes per-BDI knobs on its own
+            # anonymous bdi (btrfs-N), not on the block device's
+            for fsdir in glob.glob("/sys/fs/btrfs/*/devices/" + name):
+                link = os.path.join(os.path.dirname(os.path.dirname(fsdir)), "bdi")
+                if os.path.exists(link):
+                    dev.bdi = os.path.basename(os.readlink(link))
+            if dev.bdi == mm:
+                warn("btrfs on %s: its bdi was not found; per-device figures will read 0" % out)
+            else:
+                self.state.d["bdi_saved"][dev.bdi] = knobs.bdi_read(dev.bdi)
+                self.state.save()
         self.devices.append(dev)
         self.set_throttle(dev, bps)
-        log("device %s: %s %s %s mounted at %s, throttle %s" %
-            (dev.name, out, mm, fs, mnt, bps or "none"))
+        log("device %s: %s %s %s (bdi %s) mounted at %s, throttle %s" %
+            (dev.name, out, mm, fs, dev.bdi, mnt, bps or "none"))
         return dev
 
     def set_throttle(self, dev, bps):
@@ -266,7 +285,17 @@ class Testbed:
         if self.closed:
             return []
         self.closed = True
-        errs = undo(self.state.d, self.children)
+        # cleanup must not be cut short by a second Ctrl-C / SIGTERM
+        import threading
+        old = None
+        if threading.current_thread() is threading.main_thread():
+            old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            errs = undo(self.state.d, self.children)
+        finally:
+            if old:
+                for s, h in old.items():
+                    signal.signal(s, h)
         if not errs:
             try:
                 os.unlink(GLOBAL_STATE)

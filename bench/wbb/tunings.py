@@ -62,11 +62,11 @@ def apply(tuning, case, applied):
                 applied.setdefault("notes", []).append(
                     "%s: cap %dM >= global limit %dM, not set" % (d.name, cap >> 20, limit >> 20))
                 continue
-            knobs.bdi_write(d.mm, "max_bytes", cap)
+            knobs.bdi_write(d.bdi, "max_bytes", cap)
             slow = len(known) > 1 and d.bps <= SLOW_FRACTION * fastest
             if slow:
-                knobs.bdi_write(d.mm, "strict_limit", 1)
-            applied.setdefault("bdi", {})[d.mm] = {"max_bytes": cap, "strict_limit": int(slow)}
+                knobs.bdi_write(d.bdi, "strict_limit", 1)
+            applied.setdefault("bdi", {})[d.bdi] = {"max_bytes": cap, "strict_limit": int(slow)}
     applied["vm"] = knobs.vm_read()
     applied["limit_bytes"] = current_limit()
 
