@@ -62,27 +62,33 @@ def _cmdline(pid):
         return ""
 
 
+def _group_members(pgids):
+    """Pids whose process group is one of ours."""
+    out = set()
+    if not pgids:
+        return out
+    for e in os.listdir("/proc"):
+        if not e.isdigit():
+            continue
+        try:
+            st = read("/proc/%s/stat" % e)
+        except OSError:
+            continue
+        f = st[st.rindex(")") + 2:].split()
+        if f[0] != "Z" and int(f[2]) in pgids:
+            cl = _cmdline(int(e))
+            if "fio" in cl or "wbtuned" in cl:
+                out.add(int(e))
+    return out
+
+
 def undo(d, own_children=()):
-    """Undo everything recorded in state dict d. Order: kill our children, drop
-    throttles (so the final syncs are fast), vm knobs, per-BDI knobs, unmount, detach
+    """Undo everything recorded in state dict d. Order: drop throttles (writers stuck
+    behind one die slowly; final syncs are fast), kill our children, vm knobs, per-BDI knobs, unmount, detach
     (only loops whose backing file is ours), remove files. Returns error strings."""
     errors = []
     priv = d["priv"]
-    # 1. children (fio, wbtuned) we started
-    pids = set(d.get("children", []))
-    for p in own_children:
-        pids.add(p)
-    for pid in pids:
-        cl = _cmdline(pid)
-        if cl and ("fio" in cl or "wbtuned" in cl or "sync" in cl):
-            try:
-                os.killpg(pid, signal.SIGKILL) if os.getpgid(pid) == pid else os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-    deadline = time.time() + 10
-    while time.time() < deadline and any(_pid_alive(p) and _cmdline(p) for p in pids):
-        time.sleep(0.1)
-    # 2. throttles
+    # 1. throttles first: a writer stuck behind a throttle dies slowly
     cur = knobs.throttle_read()
     for mm, bps in d.get("throttle_saved", {}).items():
         if cur.get(mm, 0) != bps:
@@ -90,6 +96,33 @@ def undo(d, own_children=()):
                 knobs.throttle_set(mm, bps)
             except OSError as e:
                 errors.append(str(e))
+    # 2. children (fio, wbtuned) we started
+    pids = set(d.get("children", []))
+    for p in own_children:
+        pids.add(p)
+    groups = set()
+    for pid in pids:
+        groups.add(pid)                     # spawned with its own session: pgid == pid
+        cl = _cmdline(pid)
+        if cl and ("fio" in cl or "wbtuned" in cl):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    # fio forks its job processes into the same process group: wait for all of them
+    deadline = time.time() + 60
+    while True:
+        members = _group_members(groups)
+        if not members or time.time() >= deadline:
+            break
+        for m in members:
+            try:
+                os.kill(m, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.2)
+    if members:
+        errors.append("processes of ours still alive: %s" % sorted(members))
     # 3. vm knobs
     if d.get("vm_saved"):
         errors += knobs.vm_restore(d["vm_saved"])
@@ -108,7 +141,7 @@ def undo(d, own_children=()):
     for m in reversed(d.get("mounts", [])):
         if not m.startswith(priv + "/") or m not in mounted:
             continue
-        for attempt in range(20):
+        for attempt in range(60):
             p = subprocess.run(["umount", m], stderr=subprocess.PIPE, text=True)
             if p.returncode == 0:
                 break
@@ -146,6 +179,8 @@ def cleanup_command(force=False):
     rc = 0
     seen = set()
     for s in states:
+        if s != GLOBAL_STATE and os.path.dirname(s) in seen:
+            continue
         try:
             d = json.loads(read(s))
         except (OSError, ValueError) as e:
