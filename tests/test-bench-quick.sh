@@ -9,6 +9,7 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 bench="$srcdir/bench/wbbench"
 
 skip() { echo "SKIP: $*"; exit 77; }
+[ "${WBTUNED_SKIP_LIVE:-0}" = 1 ] && skip "WBTUNED_SKIP_LIVE=1: live-kernel tests are off"
 [ "$(id -u)" -eq 0 ] || skip "needs root (loop devices, vm sysctls, blkio throttles)"
 command -v fio >/dev/null 2>&1 || skip "fio not installed (apt-get install fio)"
 command -v python3 >/dev/null 2>&1 || skip "python3 not installed"
@@ -18,6 +19,9 @@ command -v python3 >/dev/null 2>&1 || skip "python3 not installed"
 [ -d /sys/kernel/debug/bdi ] || skip "debugfs not mounted at /sys/kernel/debug (mount -t debugfs none /sys/kernel/debug)"
 command -v gnuplot >/dev/null 2>&1 || skip "gnuplot not installed (apt-get install gnuplot-nox)"
 [ -e /run/wbbench.state ] && skip "/run/wbbench.state exists: a killed run needs \`$bench cleanup\`"
+
+# one live-kernel test at a time (see live_test_begin in tests/lib.sh)
+exec 9> "${TMPDIR:-/tmp}/wbtuned-live-tests.lock" && flock 9 || exit 99
 
 # The daemon under test, if built (make check exports WBTUNED).
 wbt=
