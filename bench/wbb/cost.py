@@ -257,6 +257,12 @@ def live_cost(o, binary, outdir):
         with open(jf, "w") as f:
             f.write(jobfile(groups))
         fio = tb.spawn(["fio", "--output=/dev/null", jf], stdout=subprocess.DEVNULL)
+        # the daemon may tune any device: journal all of them so close() restores them
+        import glob
+        from . import knobs
+        tb.state.d["daemon_bdi_pre"] = {os.path.basename(x): knobs.bdi_read(os.path.basename(x))
+                                        for x in glob.glob("/sys/class/bdi/*")}
+        tb.state.save()
         conf = tunings.daemon_config(os.path.join(tb.priv, "live.conf"), tb.priv, None, tick_ms=o.tick_ms)
         r = measure(binary, conf, os.path.join(tb.priv, "ctl"), o.ticks, o.tick_ms,
                     os.path.join(outdir, "live.log"), ["--quiet"], spawn=tb.spawn, reap=tb.reap)

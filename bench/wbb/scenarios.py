@@ -114,7 +114,10 @@ class Multi:
         self.variants = o.variants or ["randrw", "mmapseq"]
         self.runtime = o.runtime or 30
         self.bps = 0 if o.unthrottled else o.fast_bps
-        self.filesize = o.filesize or "128M"
+        self.filesize = o.filesize or "256M"
+        # Yan's box had 2 GB of RAM, so its 2 x 1500M files per disk were far beyond
+        # the dirty limit; pin a limit well below our (smaller) file set
+        self.dirty = parse_size(o.dirty or "100M")
 
     def devspecs(self):
         return [DevSpec(self.fs, self.bps, "m%d" % i) for i in range(4)]
@@ -134,12 +137,12 @@ class Multi:
                                       size=self.filesize,
                                       extra={"filename": "f1:f2", "overwrite": 1,
                                              "create_only": 1, "time_based": 0}))
-                yield Case(v, list(devs), groups, fresh=False, prep=prep)
+                yield Case(v, list(devs), groups, base=pin(self.dirty), fresh=False, prep=prep)
             elif v == "mmapseq":
                 groups = [Group("mmapseq-%s" % d.name, d, T, rw="write", ioengine="mmap",
                                 bs="4k", size=_jobsize(d.bps, T, 0, 1))
                           for d in devs[:2]]
-                yield Case(v, list(devs[:2]), groups)
+                yield Case(v, list(devs[:2]), groups, base=pin(self.dirty))
             else:
                 raise ValueError("multi variant %r (randrw, mmapseq)" % v)
 
@@ -155,6 +158,8 @@ class Overwrite:
         self.bps = 0 if o.unthrottled else o.fast_bps
         self.nfiles = o.nfiles or 32
         self.filesize = o.filesize or "64M"
+        # Sonny's 20 GB data set on a 1 GB machine: the set is far beyond the limit
+        self.dirty = parse_size(o.dirty or "100M")
 
     def devspecs(self):
         return [DevSpec(fs, self.bps, "ow-" + fs) for fs in self.fs]
@@ -167,7 +172,7 @@ class Overwrite:
                       extra=dict(common, file_service_type="random:%d" % per))
             prep = Group("overwrite", d, 1, size="%dM" % (per * self.nfiles),
                          extra=dict(common, create_only=1, time_based=0))
-            yield Case("overwrite-%s" % d.fs, [d], [g], fresh=False, prep=[prep])
+            yield Case("overwrite-%s" % d.fs, [d], [g], base=pin(self.dirty), fresh=False, prep=[prep])
 
 
 SCENARIOS = {c.name: c for c in (Thresh, SlowFast, Multi, Overwrite)}
