@@ -277,6 +277,7 @@ static const config_key config_keys[] = {
         SIZE(SECTION_POLICY, "min_dirty_bytes", config, min_dirty_bytes, 8 * KIB, CONFIG_SIZE_MAX, false),
         SIZE(SECTION_POLICY, "max_dirty_bytes", config, max_dirty_bytes, 8 * KIB, CONFIG_SIZE_MAX, true),
         SIZE(SECTION_POLICY, "min_device_bytes", config, min_device_bytes, 256 * KIB, GIB, false),
+        SIZE(SECTION_POLICY, "unmeasured_device_bytes", config, unmeasured_device_bytes, 256 * KIB, CONFIG_SIZE_MAX, true),
         DURATION(SECTION_POLICY, "max_age", config, max_age_ms, 1000, 3600000, false),
 
         { SECTION_DEVICE, "manage", parse_bool_key, format_bool_key, offsetof(device_config, manage),
@@ -345,6 +346,7 @@ void config_init(config *c) {
                 .min_dirty_bytes = 64 * MIB,
                 .max_dirty_bytes = 0,
                 .min_device_bytes = 4 * MIB,
+                .unmeasured_device_bytes = 16 * MIB,
                 .max_age_ms = 30000,
         };
 }

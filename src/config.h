@@ -44,6 +44,7 @@ typedef struct config {
         uint64_t min_dirty_bytes;        /* floor for a computed dirty_bytes */
         uint64_t max_dirty_bytes;        /* ceiling for a computed dirty_bytes */
         uint64_t min_device_bytes;       /* floor for any per-device cap */
+        uint64_t unmeasured_device_bytes; /* cap of a device not yet seen writing at full speed, 0 = none */
         uint64_t max_age_ms;             /* oldest dirty data allowed (expire) */
         /* [device "..."] in file order; later sections win on conflicts */
         device_config devices[CONFIG_DEVICE_MAX];

@@ -8,7 +8,9 @@
 
 #define MB (1024ULL * 1024ULL)
 #define BW_FLOOR_BYTES_PER_S (1 * MB)       /* an idle or unknown device is never assumed slower */
-#define BW_BUSY_TICKS 2                     /* queued work >= this many ticks of writing = saturated */
+#define BW_QUEUED_BYTES (1 * MB)            /* dirty data waiting behind writeback: saturated */
+#define BW_DECAY_USEC 3000000ULL            /* bandwidth averages over about 3 s of saturated time */
+#define BW_TRUST_USEC 1000000ULL            /* ... and is trusted after 1 s of it */
 #define STRICT_SHARE_DIVISOR 2              /* strict_limit when the cap is <= half the limit */
 #define SLEW_DOWN_DIVISOR 2                 /* thresholds at most halve per tick ... */
 #define SLEW_UP_FACTOR 4                    /* ... and at most quadruple */
@@ -102,32 +104,37 @@ static void state_prune(policy_state *st, const sample *s) {
         st->n_devices = kept;
 }
 
-/* The device wrote at full speed this tick: it has more queued than it wrote in BW_BUSY_TICKS ticks
- * and writeback is in flight. Otherwise the written rate is the application's, not the device's. */
-static bool device_saturated(const bdi_device *d, uint64_t tick_usec) {
-        uint64_t queued_needed;
-
-        if (!d->seen_before || d->write_bw_bytes_per_s == 0 || d->writeback_bytes == 0)
-                return false;
-        queued_needed = mul_div(d->write_bw_bytes_per_s, BW_BUSY_TICKS * tick_usec, 1000000);
-        return d->backlog_bytes >= queued_needed;
+/* The device is writing as fast as it can: writeback is in flight with a flusher chunk or more
+ * queued. Otherwise what it wrote is the application's pace, not the device's. */
+static bool device_saturated(const bdi_device *d) {
+        return d->writeback_bytes > 0 && d->backlog_bytes >= BW_QUEUED_BYTES;
 }
 
-static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint64_t tick_usec) {
-        if (device_saturated(d, tick_usec)) {
-                /* equal-weight average with the last estimate: follows a change within two ticks */
-                if (ds->bw_bytes_per_s == 0)
-                        ds->bw_bytes_per_s = d->write_bw_bytes_per_s;
-                else
-                        ds->bw_bytes_per_s = (ds->bw_bytes_per_s + d->write_bw_bytes_per_s) / 2;
-                ds->measured = true;
-        } else if (!ds->measured) {
-                /* never seen saturated: the kernel's estimate (it starts at 100 MB/s) is all we have */
-                ds->bw_bytes_per_s = d->wb_bw_bytes_per_s ? d->wb_bw_bytes_per_s : d->kernel_bw_bytes_per_s;
-        } else if (d->write_bw_bytes_per_s > ds->bw_bytes_per_s) {
-                /* written faster than we thought, even unsaturated: it is at least that fast */
-                ds->bw_bytes_per_s = d->write_bw_bytes_per_s;
+/* Bandwidth = bytes written / time spent saturated, both decayed with BW_DECAY_USEC. Completions
+ * arrive in bursts (a throttled loop device finishes 8M every 2 s), so per-tick rates swing
+ * between 0 and 10x the truth; the ratio of decayed sums does not. */
+static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint64_t now_usec) {
+        uint64_t dt_usec = now_usec - ds->last_time_usec, written;
+        bool have_prev = ds->last_time_usec > 0 && now_usec > ds->last_time_usec &&
+                         d->written_total_bytes >= ds->last_written_total;
+
+        written = have_prev ? d->written_total_bytes - ds->last_written_total : 0;
+        ds->last_time_usec = now_usec;
+        ds->last_written_total = d->written_total_bytes;
+
+        if (have_prev && device_saturated(d)) {
+                double keep = (double) BW_DECAY_USEC / (double) (BW_DECAY_USEC + dt_usec);
+
+                ds->busy_bytes = ds->busy_bytes * keep + (double) written;
+                ds->busy_usec = ds->busy_usec * keep + (double) dt_usec;
+                if (ds->busy_usec >= BW_TRUST_USEC)
+                        ds->measured = true;
         }
+        if (ds->measured)
+                ds->bw_bytes_per_s = (uint64_t) (ds->busy_bytes * 1e6 / ds->busy_usec);
+        else
+                /* never seen saturated long enough: the kernel's estimate (it starts at 100 MB/s) */
+                ds->bw_bytes_per_s = d->wb_bw_bytes_per_s ? d->wb_bw_bytes_per_s : d->kernel_bw_bytes_per_s;
         ds->bw_bytes_per_s = MAX(ds->bw_bytes_per_s, BW_FLOOR_BYTES_PER_S);
 }
 
@@ -217,13 +224,20 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         if (dc && dc->min_bytes)
                 want(kmin, MIN(dc->min_bytes, limit), "min_bytes from [device \"%s\"]", dc->match);
 
-        if (!ds->measured && !(dc && dc->max_bytes))
-                return;  /* never saw it write at full speed: no basis for a cap */
-
         floor = c->min_device_bytes;
-        cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
-        snprintf(kmax->reason, sizeof kmax->reason, "bandwidth %s/s x %.1f s target",
-                 format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
+        if (ds->measured) {
+                cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
+                snprintf(kmax->reason, sizeof kmax->reason, "bandwidth %s/s x %.1f s target",
+                         format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
+        } else if (c->unmeasured_device_bytes) {
+                /* a slow stick fills the pool within a tick of its first write: cap before we know */
+                cap = MAX(c->unmeasured_device_bytes, floor);
+                snprintf(kmax->reason, sizeof kmax->reason,
+                         "speed not measured yet: presumed slow until it writes at full speed for 1 s");
+        } else if (dc && dc->max_bytes)
+                cap = UINT64_MAX;
+        else
+                return;  /* never saw it write at full speed, and no cap before that: no opinion */
         if (dc && dc->max_bytes && dc->max_bytes < cap) {
                 cap = dc->max_bytes;
                 snprintf(kmax->reason, sizeof kmax->reason, "max_bytes from [device \"%s\"]", dc->match);
@@ -289,7 +303,7 @@ static void scale_minimums(decision *out, uint64_t limit) {
 }
 
 int policy_decide(const sample *s, const config *c, policy_state *st, decision *out) {
-        uint64_t tick_usec = c->tick_ms * 1000, demand_bytes = 0, limit;
+        uint64_t demand_bytes = 0, limit;
         size_t n_active = 0;
 
         *out = (decision) {};
@@ -312,7 +326,7 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                 dd->managed = !dc || dc->manage;
                 if (!dd->managed)
                         continue;
-                update_bandwidth(ds, d, tick_usec);
+                update_bandwidth(ds, d, s->time_usec);
                 dd->bw_bytes_per_s = ds->bw_bytes_per_s;
                 if (device_active_now(d)) {
                         ds->last_active_usec = s->time_usec;

@@ -50,7 +50,10 @@ typedef struct policy_device_state {
         uint64_t last_active_usec;      /* when it last held or moved data */
         uint64_t max_bytes;             /* last desired cap (for slew), 0 = none */
         bool strict;                    /* last desired strict_limit */
-        bool measured;                  /* bw_bytes_per_s comes from a saturated tick, not the kernel's guess */
+        bool measured;                  /* bw_bytes_per_s comes from saturated time, not the kernel's guess */
+        double busy_bytes, busy_usec;   /* written while saturated, and for how long (decayed sums) */
+        uint64_t last_time_usec;        /* previous sample, for the written delta */
+        uint64_t last_written_total;
         bool ever_active;
 } policy_device_state;
 

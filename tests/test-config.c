@@ -112,6 +112,7 @@ static bool config_equal(const config *a, const config *b) {
             a->dirty_bytes != b->dirty_bytes || a->dirty_background_bytes != b->dirty_background_bytes ||
             a->min_dirty_bytes != b->min_dirty_bytes || a->max_dirty_bytes != b->max_dirty_bytes ||
             a->min_device_bytes != b->min_device_bytes || a->max_age_ms != b->max_age_ms ||
+            a->unmeasured_device_bytes != b->unmeasured_device_bytes ||
             a->n_devices != b->n_devices)
                 return false;
         for (unsigned i = 0; i < a->n_devices; i++)
@@ -138,6 +139,7 @@ static void test_defaults(void) {
         CHECK_EQ_U64(c.min_dirty_bytes, 64 << 20);
         CHECK_EQ_U64(c.max_dirty_bytes, 0);
         CHECK_EQ_U64(c.min_device_bytes, 4 << 20);
+        CHECK_EQ_U64(c.unmeasured_device_bytes, 16 << 20);
         CHECK_EQ_U64(c.max_age_ms, 30000);
         CHECK_EQ_U64(c.n_devices, 0);
 }
@@ -275,6 +277,8 @@ static void test_ranges(void) {
         check_one("[policy]\nmax_age = 3601s\n", "max_age: 3601s is out of range (allowed: 1s..1h)", 2);
 
         check_one("[policy]\nmin_device_bytes = 256K\n", NULL, 0);
+        check_one("[policy]\nunmeasured_device_bytes = none\n", NULL, 0);
+        check_one("[policy]\nunmeasured_device_bytes = 255K\n", "unmeasured_device_bytes: 255K is out of range (allowed: none or 256K..1024T)", 2);
         check_one("[policy]\nmin_device_bytes = 1G\n", NULL, 0);
         check_one("[policy]\nmin_device_bytes = 262143\n", "min_device_bytes: 262143 is out of range (allowed: 256K..1G)", 2);
         check_one("[policy]\nmin_device_bytes = 1025M\n", "min_device_bytes: 1025M is out of range (allowed: 256K..1G)", 2);
@@ -672,7 +676,7 @@ static void test_dump_roundtrip(void) {
                 "attribution = no\ntask_delayacct = yes\n"
                 "[policy]\nmode = auto\nbacklog_seconds = 1min\ndirty_bytes = 1000000\n"
                 "dirty_background_bytes = 9K\nmin_dirty_bytes = 1G\nmax_dirty_bytes = 2T\n"
-                "min_device_bytes = 300K\nmax_age = 3600s\n"
+                "min_device_bytes = 300K\nmax_age = 3600s\nunmeasured_device_bytes = none\n"
                 "[device \"sd[ab]\"]\nmanage = no\nstrict_limit = no\n"
                 "[device \"8:16\"]\nbacklog_seconds = 250ms\nmin_bytes = 1M\nmax_bytes = 1048577\n"),
                 &a, &errs), 0);
@@ -752,7 +756,7 @@ static void test_shipped(void) {
         static const char *keys[] = {
                 "tick", "socket", "log_level", "history_minutes", "attribution", "task_delayacct", "mode", "backlog_seconds", "dirty_bytes",
                 "dirty_background_bytes", "min_dirty_bytes", "max_dirty_bytes", "min_device_bytes",
-                "max_age", "manage", "min_bytes", "max_bytes", "strict_limit",
+                "unmeasured_device_bytes", "max_age", "manage", "min_bytes", "max_bytes", "strict_limit",
         };
         _cleanup_free_ char *errs = NULL, *text = NULL, *man = NULL, *path = NULL, *manpath = NULL;
         _cleanup_free_ char *uncommented = NULL;
