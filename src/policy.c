@@ -14,7 +14,9 @@
 #define STRICT_SHARE_DIVISOR 2              /* strict_limit when the cap is <= half the limit */
 #define SLEW_DOWN_DIVISOR 2                 /* thresholds at most halve per tick ... */
 #define SLEW_UP_FACTOR 4                    /* ... and at most quadruple */
-#define HYSTERESIS_PERCENT 10               /* smaller changes are not worth a write */
+#define HYSTERESIS_PERCENT 10               /* smaller changes of the global limit are not worth a write */
+#define CAP_HYSTERESIS_PERCENT 20           /* device caps follow a noisier estimate */
+#define STRICT_KEEP_PERCENT 60              /* a strict cap stays strict up to 60 % of the limit */
 #define MIN_SUM_PERCENT 50                  /* all min_bytes together stay below half the limit */
 #define FAST_FLUSH_BELOW_BYTES (32 * MB)    /* tiny limits: wake the flusher every second */
 
@@ -64,9 +66,9 @@ static uint64_t slew(uint64_t prev, uint64_t target) {
         return MIN(target, prev * SLEW_UP_FACTOR);
 }
 
-/* Keep prev when target is within the hysteresis band around it. */
-static uint64_t settle(uint64_t prev, uint64_t target) {
-        uint64_t band = prev / 100 * HYSTERESIS_PERCENT;
+/* Keep prev when target is within percent of it. */
+static uint64_t settle(uint64_t prev, uint64_t target, unsigned percent) {
+        uint64_t band = prev / 100 * percent;
 
         if (prev != 0 && target + band >= prev && target <= prev + band)
                 return prev;
@@ -104,38 +106,51 @@ static void state_prune(policy_state *st, const sample *s) {
         st->n_devices = kept;
 }
 
-/* The device is writing as fast as it can: writeback is in flight with a flusher chunk or more
- * queued. Otherwise what it wrote is the application's pace, not the device's. */
+/* The device is writing as fast as it can: a flusher chunk or more is in flight. Otherwise what
+ * it wrote is the application's pace, not the device's. */
 static bool device_saturated(const bdi_device *d) {
-        return d->writeback_bytes > 0 && d->backlog_bytes >= BW_QUEUED_BYTES;
+        return d->writeback_bytes >= BW_QUEUED_BYTES;
 }
 
-/* Bandwidth = bytes written / time spent saturated, both decayed with BW_DECAY_USEC. Completions
- * arrive in bursts (a throttled loop device finishes 8M every 2 s), so per-tick rates swing
- * between 0 and 10x the truth; the ratio of decayed sums does not. */
+/* Add a tick to a decayed bytes/time pair; true once it holds BW_TRUST_USEC of time. */
+static bool rate_add(rate_sum *r, uint64_t bytes, uint64_t dt_usec) {
+        double keep = (double) BW_DECAY_USEC / (double) (BW_DECAY_USEC + dt_usec);
+
+        r->bytes = r->bytes * keep + (double) bytes;
+        r->usec = r->usec * keep + (double) dt_usec;
+        return r->usec >= BW_TRUST_USEC;
+}
+
+static uint64_t rate_get(const rate_sum *r) {
+        return r->usec > 0 ? (uint64_t) (r->bytes * 1e6 / r->usec) : 0;
+}
+
+/* Two estimates, both bytes over time decayed with BW_DECAY_USEC (completions arrive in bursts: a
+ * throttled loop device finishes 8M every 2 s, so per-tick rates swing between 0 and 10x the truth):
+ * the rate while saturated is the device's speed; the rate while active is a floor under it, since
+ * a device that wrote that fast can, and it is what shows a fast device held back by a small cap. */
 static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint64_t now_usec) {
         uint64_t dt_usec = now_usec - ds->last_time_usec, written;
         bool have_prev = ds->last_time_usec > 0 && now_usec > ds->last_time_usec &&
                          d->written_total_bytes >= ds->last_written_total;
+        uint64_t bw = 0;
 
         written = have_prev ? d->written_total_bytes - ds->last_written_total : 0;
         ds->last_time_usec = now_usec;
         ds->last_written_total = d->written_total_bytes;
 
-        if (have_prev && device_saturated(d)) {
-                double keep = (double) BW_DECAY_USEC / (double) (BW_DECAY_USEC + dt_usec);
+        if (have_prev && device_saturated(d) && rate_add(&ds->saturated, written, dt_usec))
+                ds->measured = true;
+        if (have_prev && (written > 0 || d->backlog_bytes > 0) && rate_add(&ds->active, written, dt_usec))
+                ds->shown_bytes_per_s = rate_get(&ds->active);
 
-                ds->busy_bytes = ds->busy_bytes * keep + (double) written;
-                ds->busy_usec = ds->busy_usec * keep + (double) dt_usec;
-                if (ds->busy_usec >= BW_TRUST_USEC)
-                        ds->measured = true;
-        }
         if (ds->measured)
-                ds->bw_bytes_per_s = (uint64_t) (ds->busy_bytes * 1e6 / ds->busy_usec);
+                bw = MAX(rate_get(&ds->saturated), ds->shown_bytes_per_s);
         else
-                /* never seen saturated long enough: the kernel's estimate (it starts at 100 MB/s) */
-                ds->bw_bytes_per_s = d->wb_bw_bytes_per_s ? d->wb_bw_bytes_per_s : d->kernel_bw_bytes_per_s;
-        ds->bw_bytes_per_s = MAX(ds->bw_bytes_per_s, BW_FLOOR_BYTES_PER_S);
+                /* not seen saturated long enough: the kernel's estimate (it starts at 100 MB/s) */
+                bw = MAX(d->wb_bw_bytes_per_s ? d->wb_bw_bytes_per_s : d->kernel_bw_bytes_per_s,
+                         ds->shown_bytes_per_s);
+        ds->bw_bytes_per_s = MAX(bw, BW_FLOOR_BYTES_PER_S);
 }
 
 static bool device_active_now(const bdi_device *d) {
@@ -175,7 +190,7 @@ static void decide_global_limits(const sample *s, const config *c, policy_state 
                 return;  /* nothing written yet: no opinion */
 
         step = slew(st->dirty_bytes ? st->dirty_bytes : original_limit(st, s), target);
-        limit = settle(st->dirty_bytes, step);
+        limit = settle(st->dirty_bytes, step, HYSTERESIS_PERCENT);
         st->dirty_bytes = limit;
         if (limit != step)
                 want(&out->global[KNOB_DIRTY_BYTES], limit, "%s: %s is within %d %% of it, not worth a change",
@@ -234,6 +249,12 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                 cap = MAX(c->unmeasured_device_bytes, floor);
                 snprintf(kmax->reason, sizeof kmax->reason,
                          "speed not measured yet: presumed slow until it writes at full speed for 1 s");
+                if (mul_div(ds->shown_bytes_per_s, target_ms, 1000) > cap) {
+                        /* held back by that cap, it still wrote this fast: let it have what it showed */
+                        cap = mul_div(ds->shown_bytes_per_s, target_ms, 1000);
+                        snprintf(kmax->reason, sizeof kmax->reason, "not saturated yet, but it wrote %s/s x %.1f s target",
+                                 format_bytes(a, sizeof a, ds->shown_bytes_per_s), (double) target_ms / 1000.0);
+                }
         } else if (dc && dc->max_bytes)
                 cap = UINT64_MAX;
         else
@@ -251,14 +272,14 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         target = cap;
         /* a cap may drop at once (it only throttles this device's writers); it rises in steps */
         step = ds->max_bytes && target > ds->max_bytes ? slew(ds->max_bytes, target) : target;
-        cap = settle(ds->max_bytes, step);
+        cap = settle(ds->max_bytes, step, CAP_HYSTERESIS_PERCENT);
         ds->max_bytes = cap;
         kmax->wanted = true;
         kmax->value = cap;
         if (cap != step) {
                 size_t len = strlen(kmax->reason);
                 snprintf(kmax->reason + len, sizeof kmax->reason - len, ": %s is within %d %% of it, not worth a change",
-                         format_bytes(a, sizeof a, target), HYSTERESIS_PERCENT);
+                         format_bytes(a, sizeof a, target), CAP_HYSTERESIS_PERCENT);
         } else if (cap != target) {
                 size_t len = strlen(kmax->reason);
                 snprintf(kmax->reason + len, sizeof kmax->reason - len, ": heading for %s in bounded steps",
@@ -269,8 +290,10 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                 strict = dc->strict_limit == TRISTATE_YES;
                 want(kstrict, strict, "strict_limit from [device \"%s\"]", dc->match);
         } else {
-                /* judged on where the cap is heading, so the slew does not delay it */
-                strict = target <= limit / STRICT_SHARE_DIVISOR;
+                /* judged on where the cap is heading, so the slew does not delay it; once strict it
+                 * stays so up to a larger share, so a cap near the line does not flip it every tick */
+                strict = target <= limit / STRICT_SHARE_DIVISOR ||
+                         (ds->strict && target <= mul_div(limit, STRICT_KEEP_PERCENT, 100));
                 if (strict)
                         want(kstrict, 1, "cap %s is far below the global limit %s: enforce it even below freerun",
                              format_bytes(a, sizeof a, target), format_bytes(b, sizeof b, limit));

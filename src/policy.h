@@ -43,6 +43,11 @@ typedef struct decision {
         size_t n_devices;
 } decision;
 
+/* Bytes written over time, both decayed so recent ticks count most. */
+typedef struct rate_sum {
+        double bytes, usec;
+} rate_sum;
+
 /* What the policy remembers between ticks, per device and globally. Owned by the caller. */
 typedef struct policy_device_state {
         char bdi[64];
@@ -51,7 +56,9 @@ typedef struct policy_device_state {
         uint64_t max_bytes;             /* last desired cap (for slew), 0 = none */
         bool strict;                    /* last desired strict_limit */
         bool measured;                  /* bw_bytes_per_s comes from saturated time, not the kernel's guess */
-        double busy_bytes, busy_usec;   /* written while saturated, and for how long (decayed sums) */
+        rate_sum saturated;             /* written while saturated, and for how long */
+        rate_sum active;                /* written while active, and for how long */
+        uint64_t shown_bytes_per_s;     /* the device has shown it writes at least this fast, 0 = not yet */
         uint64_t last_time_usec;        /* previous sample, for the written delta */
         uint64_t last_written_total;
         bool ever_active;

@@ -136,8 +136,9 @@ static void test_slow_device_gets_strict_cap(void) {
         CHECK(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
         CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "8.0M/s x 2.0 s") != NULL);
-        /* the disk is not saturated, so it keeps the cap of a device not measured yet */
-        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 16 * MB);
+        /* the disk is not saturated, but it has shown 50 MB/s: at least that x 2 s */
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 100 * MB);
+        CHECK(strstr(dev_knob(&f, 0, KNOB_MAX_BYTES)->reason, "wrote 50M/s") != NULL);
         fixture_done(&f);
 }
 
@@ -253,6 +254,28 @@ static void test_step_input_does_not_oscillate(void) {
         fixture_done(&f);
 }
 
+static void test_strict_does_not_flip_at_the_line(void) {
+        unsigned flips = 0;
+        bool prev = false;
+        fixture f;
+
+        fixture_init(&f);
+        f.c.dirty_bytes = 400 * MB;
+        /* the cap lands on either side of half the limit (200M) tick by tick */
+        for (int n = 0; n < 40; n++) {
+                bool strict;
+
+                flood(&f.dev[1], (n % 2 ? 95 : 105) * MB, 300 * MB);
+                CHECK(tick(&f) == 0);
+                strict = dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted && dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value;
+                if (n >= 10)
+                        flips += strict != prev;
+                prev = strict;
+        }
+        CHECK_EQ_U64(flips, 0);
+        fixture_done(&f);
+}
+
 static void test_pinned_limit_is_slewed(void) {
         uint64_t prev = 4600 * MB;
         bool bounded = true;
@@ -359,6 +382,7 @@ int main(void) {
         test_unsaturated_device_is_not_measured();
         test_fast_and_slow_together();
         test_step_input_does_not_oscillate();
+        test_strict_does_not_flip_at_the_line();
         test_pinned_limit_is_slewed();
         test_manage_no_and_device_overrides();
         test_minimums_fit_the_limit();
