@@ -339,7 +339,7 @@ void config_init(config *c) {
                 .history_minutes = 15,
                 .attribution = true,
                 .task_delayacct = false,
-                .mode = POLICY_MODE_OBSERVE,
+                .mode = POLICY_MODE_AUTO,
                 .backlog_ms = 2000,
                 .dirty_bytes = 0,
                 .dirty_background_bytes = 0,

@@ -132,7 +132,7 @@ static void test_defaults(void) {
         CHECK_EQ_U64(c.history_minutes, 15);
         CHECK(c.attribution);
         CHECK(!c.task_delayacct);
-        CHECK_EQ_U64(c.mode, POLICY_MODE_OBSERVE);
+        CHECK_EQ_U64(c.mode, POLICY_MODE_AUTO);
         CHECK_EQ_U64(c.backlog_ms, 2000);
         CHECK_EQ_U64(c.dirty_bytes, 0);
         CHECK_EQ_U64(c.dirty_background_bytes, 0);
