@@ -62,7 +62,7 @@ def add_run_args(p):
     p.add_argument("--writers", type=csv, help="thresh: writer counts, e.g. 1,10")
     p.add_argument("--runtime", type=float, help="seconds per run (thresh 10, multi 30, overwrite 20)")
     p.add_argument("--phase", type=float, help="slowfast: seconds per phase (20)")
-    p.add_argument("--dirty", help="slowfast: dirty_bytes pin (400M)")
+    p.add_argument("--dirty", help="slowfast: dirty_bytes pin (400M; 0 = the kernel ratios as found)")
     p.add_argument("--slow-bps", type=parse_size, default=parse_size("8M"))
     p.add_argument("--fast-bps", type=parse_size, default=parse_size("120M"))
     p.add_argument("--unthrottled", action="store_true", help="do not throttle the fast device(s)")

@@ -30,6 +30,9 @@ class Case:
 
 
 def pin(dirty):
+    """The scenario's dirty_bytes (background half of it); 0 = the kernel's ratios as found."""
+    if not dirty:
+        return None
     return {"dirty_bytes": dirty, "dirty_background_bytes": dirty // 2}
 
 
