@@ -83,47 +83,6 @@ static int parse_mountinfo_line(char *line, mount_entry *ret) {
         return 0;
 }
 
-int mount_table_read(const char *root, mount_table *ret) {
-        _cleanup_free_ char *path = NULL, *buf = NULL;
-        mount_table t = {};
-        char *line, *save = NULL;
-        int r;
-
-        path = path_join_root(root, "/proc/self/mountinfo");
-        if (!path)
-                return -ENOMEM;
-        r = read_file_full(path, &buf, NULL);
-        if (r < 0)
-                return r;
-
-        for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                mount_entry e, *n;
-
-                if (parse_mountinfo_line(line, &e) < 0) {
-                        log_debug("Ignoring malformed line in %s", path);
-                        continue;
-                }
-                n = realloc(t.entries, (t.n_entries + 1) * sizeof(*n));
-                if (!n) {
-                        mount_entry_done(&e);
-                        mount_table_done(&t);
-                        return -ENOMEM;
-                }
-                t.entries = n;
-                t.entries[t.n_entries++] = e;
-        }
-
-        *ret = t;
-        return 0;
-}
-
-void mount_table_done(mount_table *t) {
-        for (size_t i = 0; i < t->n_entries; i++)
-                mount_entry_done(&t->entries[i]);
-        free(t->entries);
-        *t = (mount_table) {};
-}
-
 static void strscpy(char *dst, size_t size, const char *src) {
         snprintf(dst, size, "%s", src);
 }
@@ -225,6 +184,201 @@ static int blockdev_lookup(const char *root, unsigned major, unsigned minor, blo
         return 0;
 }
 
+/* ---- the per-tick table ------------------------------------------------------------------ */
+
+static int cmp_devnum(const void *a, const void *b) {
+        const mount_entry *x = *(const mount_entry *const *) a, *y = *(const mount_entry *const *) b;
+
+        if (x->major != y->major)
+                return x->major < y->major ? -1 : 1;
+        if (x->minor != y->minor)
+                return x->minor < y->minor ? -1 : 1;
+        return x < y ? -1 : x > y;      /* entries is one array: address order is mountinfo order */
+}
+
+static int cmp_disk(const void *a, const void *b) {
+        const mount_entry *x = *(const mount_entry *const *) a, *y = *(const mount_entry *const *) b;
+        int c = strcmp(x->disk, y->disk);
+
+        return c != 0 ? c : x < y ? -1 : x > y;
+}
+
+static int cmp_btrfs(const void *a, const void *b) {
+        return strcmp(((const btrfs_fs *) a)->bdi, ((const btrfs_fs *) b)->bdi);
+}
+
+/* Index the entries; look each distinct st_dev up in sysfs once (a disk has many mounts). */
+static int mount_table_index(const char *root, mount_table *t) {
+        size_t n = MAX(t->n_entries, 1);
+
+        t->by_devnum = calloc(n, sizeof(t->by_devnum[0]));
+        t->by_disk = calloc(n, sizeof(t->by_disk[0]));
+        if (!t->by_devnum || !t->by_disk)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_entries; i++)
+                t->by_devnum[i] = &t->entries[i];
+        qsort(t->by_devnum, t->n_entries, sizeof(t->by_devnum[0]), cmp_devnum);
+
+        for (size_t i = 0; i < t->n_entries; ) {
+                const mount_entry *e = t->by_devnum[i];
+                blockdev_info info = {};
+                size_t j;
+
+                /* anonymous st_dev (nfs, btrfs, tmpfs) has no block device */
+                if (e->major == 0 || blockdev_lookup(root, e->major, e->minor, &info) < 0)
+                        info.disk[0] = '\0';
+                for (j = i; j < t->n_entries && t->by_devnum[j]->major == e->major &&
+                            t->by_devnum[j]->minor == e->minor; j++) {
+                        mount_entry *m = (mount_entry *) t->by_devnum[j];
+
+                        strscpy(m->disk, sizeof(m->disk), info.disk);
+                        if (m->disk[0])
+                                t->by_disk[t->n_by_disk++] = m;
+                }
+                i = j;
+        }
+        qsort(t->by_disk, t->n_by_disk, sizeof(t->by_disk[0]), cmp_disk);
+        return 0;
+}
+
+/* Every btrfs filesystem's BDI, from the <uuid>/bdi links; none if there is no /sys/fs/btrfs. */
+static int btrfs_table_read(const char *root, mount_table *t) {
+        _cleanup_free_ char *fsdir = NULL;
+        _cleanup_closedir_ DIR *dir = NULL;
+        struct dirent *de;
+
+        fsdir = path_join_root(root, "/sys/fs/btrfs");
+        if (!fsdir)
+                return -ENOMEM;
+        dir = opendir(fsdir);
+        if (!dir)
+                return 0;
+
+        while ((de = readdir(dir))) {
+                char link[PATH_MAX], target[PATH_MAX];
+                const char *base;
+                btrfs_fs *n;
+                ssize_t len;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(link, sizeof(link), "%s/%s/bdi", fsdir, de->d_name);
+                len = readlink(link, target, sizeof(target) - 1);
+                if (len < 0)
+                        continue;          /* "features" and other non-filesystem dirs */
+                target[len] = '\0';
+                base = strrchr(target, '/');
+                base = base ? base + 1 : target;
+                if (strlen(base) >= sizeof(n->bdi))
+                        continue;          /* no BDI has such a name (observe skips them too) */
+                n = realloc(t->btrfs, (t->n_btrfs + 1) * sizeof(*n));
+                if (!n)
+                        return -ENOMEM;
+                t->btrfs = n;
+                memcpy(n[t->n_btrfs].bdi, base, strlen(base) + 1);
+                n[t->n_btrfs++].uuid = xstrdup(de->d_name);
+        }
+        qsort(t->btrfs, t->n_btrfs, sizeof(t->btrfs[0]), cmp_btrfs);
+        return 0;
+}
+
+static int mount_table_parse(const char *root, mount_table *t) {
+        _cleanup_free_ char *path = NULL, *buf = NULL;
+        char *line, *save = NULL;
+        size_t allocated = 0;
+        int r;
+
+        path = path_join_root(root, "/proc/self/mountinfo");
+        if (!path)
+                return -ENOMEM;
+        r = read_file_full(path, &buf, NULL);
+        if (r < 0)
+                return r;
+
+        for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                mount_entry e;
+
+                if (parse_mountinfo_line(line, &e) < 0) {
+                        log_debug("Ignoring malformed line in %s", path);
+                        continue;
+                }
+                if (t->n_entries == allocated) {
+                        size_t grow = MAX(allocated * 2, 64);
+                        mount_entry *n = realloc(t->entries, grow * sizeof(*n));
+
+                        if (!n) {
+                                mount_entry_done(&e);
+                                return -ENOMEM;
+                        }
+                        t->entries = n;
+                        allocated = grow;
+                }
+                t->entries[t->n_entries++] = e;
+        }
+        return 0;
+}
+
+int mount_table_read(const char *root, mount_table *ret) {
+        mount_table t = {};
+        int r;
+
+        r = btrfs_table_read(root, &t);
+        if (r >= 0) {
+                r = mount_table_parse(root, &t);
+                if (r >= 0)
+                        r = mount_table_index(root, &t);
+        }
+        if (r == -ENOMEM) {
+                mount_table_done(&t);
+                return r;
+        }
+        *ret = t;
+        return r;
+}
+
+void mount_table_done(mount_table *t) {
+        for (size_t i = 0; i < t->n_entries; i++)
+                mount_entry_done(&t->entries[i]);
+        free(t->entries);
+        free(t->by_devnum);
+        free(t->by_disk);
+        for (size_t i = 0; i < t->n_btrfs; i++)
+                free(t->btrfs[i].uuid);
+        free(t->btrfs);
+        *t = (mount_table) {};
+}
+
+/* First index in t->by_devnum with st_dev major:minor (n_entries if none). */
+static size_t first_with_devnum(const mount_table *t, unsigned major, unsigned minor) {
+        size_t lo = 0, hi = t->n_entries;
+
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                const mount_entry *e = t->by_devnum[mid];
+
+                if (e->major < major || (e->major == major && e->minor < minor))
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+/* First index in t->by_disk on disk (n_by_disk if none). */
+static size_t first_on_disk(const mount_table *t, const char *disk) {
+        size_t lo = 0, hi = t->n_by_disk;
+
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+
+                if (strcmp(t->by_disk[mid]->disk, disk) < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
 static int strv_push(char ***strv, size_t *n, const char *s) {
         char **v = realloc(*strv, (*n + 2) * sizeof(char *));
 
@@ -241,17 +395,6 @@ static int add_mount(bdi_device *d, const mount_entry *e) {
         if (!d->fstype[0])
                 strscpy(d->fstype, sizeof(d->fstype), e->fstype);
         return strv_push(&d->mounts, &d->n_mounts, e->mount_point);
-}
-
-/* Does the mount's st_dev belong to the whole disk named disk? (sda1 8:1 -> sda) */
-static bool mount_on_disk(const char *root, const mount_entry *e, const char *disk) {
-        blockdev_info info;
-
-        if (e->major == 0)
-                return false;
-        if (blockdev_lookup(root, e->major, e->minor, &info) < 0)
-                return false;
-        return streq_ptr(info.disk, disk);
 }
 
 static bool starts_with(const char *s, const char *prefix) {
@@ -302,52 +445,36 @@ static void describe_disk(const char *root, unsigned major, unsigned minor, cons
 }
 
 /* btrfs BDIs are "btrfs-N": find the fs whose <uuid>/bdi links to it; fill its devices' names. */
-static int btrfs_devices(const char *root, const char *bdi, char ***ret, size_t *ret_n) {
-        _cleanup_free_ char *fsdir = NULL;
-        _cleanup_closedir_ DIR *dir = NULL;
-        struct dirent *de;
+static int btrfs_devices(const char *root, const mount_table *t, const char *bdi, char ***ret, size_t *ret_n) {
+        _cleanup_free_ char *devdir = NULL;
+        _cleanup_closedir_ DIR *devs = NULL;
+        btrfs_fs key = {};
+        const btrfs_fs *fs;
+        struct dirent *dd;
+        char rel[PATH_MAX];
 
-        fsdir = path_join_root(root, "/sys/fs/btrfs");
-        if (!fsdir)
+        strscpy(key.bdi, sizeof(key.bdi), bdi);
+        fs = t->n_btrfs > 0 ? bsearch(&key, t->btrfs, t->n_btrfs, sizeof(t->btrfs[0]), cmp_btrfs) : NULL;
+        if (!fs)
+                return -ENOENT;
+
+        snprintf(rel, sizeof(rel), "/sys/fs/btrfs/%s/devices", fs->uuid);
+        devdir = path_join_root(root, rel);
+        if (!devdir)
                 return -ENOMEM;
-        dir = opendir(fsdir);
-        if (!dir)
+        devs = opendir(devdir);
+        if (!devs)
                 return -errno;
+        while ((dd = readdir(devs))) {
+                int r;
 
-        while ((de = readdir(dir))) {
-                char link[PATH_MAX], target[PATH_MAX];
-                _cleanup_closedir_ DIR *devs = NULL;
-                struct dirent *dd;
-                const char *base;
-                ssize_t n;
-
-                if (de->d_name[0] == '.')
+                if (dd->d_name[0] == '.')
                         continue;
-                snprintf(link, sizeof(link), "%s/%s/bdi", fsdir, de->d_name);
-                n = readlink(link, target, sizeof(target) - 1);
-                if (n < 0)
-                        continue;
-                target[n] = '\0';
-                base = strrchr(target, '/');
-                if (!streq_ptr(base ? base + 1 : target, bdi))
-                        continue;
-
-                snprintf(link, sizeof(link), "%s/%s/devices", fsdir, de->d_name);
-                devs = opendir(link);
-                if (!devs)
-                        return -errno;
-                while ((dd = readdir(devs))) {
-                        int r;
-
-                        if (dd->d_name[0] == '.')
-                                continue;
-                        r = strv_push(ret, ret_n, dd->d_name);
-                        if (r < 0)
-                                return r;
-                }
-                return 0;
+                r = strv_push(ret, ret_n, dd->d_name);
+                if (r < 0)
+                        return r;
         }
-        return -ENOENT;
+        return 0;
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -359,7 +486,7 @@ static int describe_btrfs(const char *root, const mount_table *mounts, bdi_devic
         size_t n_devs = 0;
         int r;
 
-        r = btrfs_devices(root, d->bdi, &devs, &n_devs);
+        r = btrfs_devices(root, mounts, d->bdi, &devs, &n_devs);
         if (r < 0 || n_devs == 0) {
                 for (size_t i = 0; i < n_devs; i++)
                         free(devs[i]);
@@ -426,24 +553,22 @@ int devnames_describe(const char *root, const mount_table *mounts, bdi_device *d
         if (starts_with(d->bdi, "btrfs-"))
                 r = describe_btrfs(root, mounts, d);
         else if (d->has_devnum && blockdev_lookup(root, d->major, d->minor, &info) >= 0) {
+                /* mounts of the disk itself and of its partitions, in mountinfo order */
                 strscpy(d->name, sizeof(d->name), info.name);
-                for (size_t i = 0; i < mounts->n_entries && r >= 0; i++) {
-                        const mount_entry *e = &mounts->entries[i];
-
-                        if ((e->major == d->major && e->minor == d->minor) ||
-                            mount_on_disk(root, e, info.disk))
-                                r = add_mount(d, e);
-                }
+                for (size_t i = info.disk[0] ? first_on_disk(mounts, info.disk) : mounts->n_by_disk;
+                     i < mounts->n_by_disk && streq_ptr(mounts->by_disk[i]->disk, info.disk) && r >= 0; i++)
+                        r = add_mount(d, mounts->by_disk[i]);
                 describe_disk(root, d->major, d->minor, &info, d);
         } else if (d->has_devnum) {
                 /* No block device: nfs, fuse and other anonymous devices, matched by st_dev. */
                 const mount_entry *first = NULL;
 
-                for (size_t i = 0; i < mounts->n_entries && r >= 0; i++) {
-                        const mount_entry *e = &mounts->entries[i];
+                for (size_t i = first_with_devnum(mounts, d->major, d->minor);
+                     i < mounts->n_entries && r >= 0; i++) {
+                        const mount_entry *e = mounts->by_devnum[i];
 
                         if (e->major != d->major || e->minor != d->minor)
-                                continue;
+                                break;
                         if (!first)
                                 first = e;
                         r = add_mount(d, e);

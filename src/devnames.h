@@ -8,14 +8,29 @@ typedef struct mount_entry {
         char *mount_point;
         char *fstype;
         char *source;            /* "/dev/loop3", "server:/export", ... */
+        char disk[64];           /* whole disk of the block device st_dev names ("sda" for 8:1), "" if none */
 } mount_entry;
 
+/* A btrfs filesystem: its BDI ("btrfs-1") and its dir under /sys/fs/btrfs (the uuid). */
+typedef struct btrfs_fs {
+        char bdi[64];
+        char *uuid;
+} btrfs_fs;
+
+/* Everything devnames_describe() looks up, read once per tick and indexed, so that describing
+ * every BDI costs O(n log n) instead of a mountinfo walk (with sysfs reads) per BDI. */
 typedef struct mount_table {
-        mount_entry *entries;
+        mount_entry *entries;          /* in mountinfo order */
         size_t n_entries;
+        const mount_entry **by_devnum; /* all entries, by st_dev, then mountinfo order */
+        const mount_entry **by_disk;   /* entries with a disk, by disk name, then mountinfo order */
+        size_t n_by_disk;
+        btrfs_fs *btrfs;               /* sorted by bdi */
+        size_t n_btrfs;
 } mount_table;
 
-/* Parse <root>/proc/self/mountinfo (octal escapes decoded). 0 or -errno. */
+/* Parse <root>/proc/self/mountinfo (octal escapes decoded), find each mount's disk in sysfs and
+ * list <root>/sys/fs/btrfs. 0 or -errno; on a mountinfo error *ret still holds the btrfs list. */
 int mount_table_read(const char *root, mount_table *ret);
 void mount_table_done(mount_table *t);
 

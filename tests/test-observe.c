@@ -289,6 +289,19 @@ static void test_mount_table(void) {
         CHECK_STREQ(t.entries[2].fstype, "nfs4");
         CHECK_STREQ(t.entries[2].source, "srv:/export");
         CHECK_STREQ(t.entries[7].mount_point, "/");
+        /* each mount's whole disk, looked up once per st_dev; anonymous ones have none */
+        CHECK_STREQ(t.entries[0].disk, "sda");
+        CHECK_STREQ(t.entries[1].disk, "sda");
+        CHECK_STREQ(t.entries[2].disk, "");
+        CHECK_STREQ(t.entries[4].disk, "");
+        CHECK_STREQ(t.entries[6].disk, "loop2");
+        CHECK_EQ_U64(t.n_by_disk, 4);
+        /* by disk name, then mountinfo order */
+        CHECK(t.by_disk[0] == &t.entries[6] && t.by_disk[1] == &t.entries[0] &&
+              t.by_disk[2] == &t.entries[1] && t.by_disk[3] == &t.entries[7]);
+        CHECK_EQ_U64(t.n_btrfs, 1);
+        CHECK_STREQ(t.btrfs[0].bdi, "btrfs-1");
+        CHECK_STREQ(t.btrfs[0].uuid, "0b5e5a5c-1111-2222-3333-444455556666");
         mount_table_done(&t);
         CHECK(t.entries == NULL && t.n_entries == 0);
 
