@@ -223,35 +223,62 @@ static int read_devcur(const actuator *a, const char *bdi, devcur *c) {
 
 /* ---- the saved file ------------------------------------------------------------------- */
 
-static adev *find_dev(const actuator *a, const char *bdi) {
-        for (size_t i = 0; i < a->n_devices; i++)
-                if (strcmp(a->devices[i].bdi, bdi) == 0)
-                        return &a->devices[i];
-        return NULL;
+/* a->devices is sorted by bdi name (strcmp): a tick looks every device up, so search, not scan.
+ * Index of bdi, or where it would go with *found false. */
+static size_t dev_index(const actuator *a, const char *bdi, bool *found) {
+        size_t lo = 0, hi = a->n_devices;
+
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                int c = strcmp(a->devices[mid].bdi, bdi);
+
+                if (c == 0) {
+                        *found = true;
+                        return mid;
+                }
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        *found = false;
+        return lo;
 }
 
-static adev *get_dev(actuator *a, const char *bdi) {
-        adev *d = find_dev(a, bdi), *n;
+static adev *find_dev(const actuator *a, const char *bdi) {
+        bool found;
+        size_t i = dev_index(a, bdi, &found);
 
-        if (d)
-                return d;
+        return found ? &a->devices[i] : NULL;
+}
+
+/* Adding a device moves the ones after it: pointers from find_dev() do not survive get_dev(). */
+static adev *get_dev(actuator *a, const char *bdi) {
+        bool found;
+        size_t i = dev_index(a, bdi, &found);
+        adev *n;
+
+        if (found)
+                return &a->devices[i];
         n = realloc(a->devices, (a->n_devices + 1) * sizeof *n);
         if (!n)
                 return NULL;
         a->devices = n;
-        d = &a->devices[a->n_devices++];
-        *d = (adev) {};
-        snprintf(d->bdi, sizeof d->bdi, "%s", bdi);
-        return d;
+        memmove(&a->devices[i + 1], &a->devices[i], (a->n_devices - i) * sizeof *a->devices);
+        a->n_devices++;
+        a->devices[i] = (adev) {};
+        snprintf(a->devices[i].bdi, sizeof a->devices[i].bdi, "%s", bdi);
+        return &a->devices[i];
 }
 
 static void forget_dev(actuator *a, const char *bdi) {
-        for (size_t i = 0; i < a->n_devices; i++)
-                if (strcmp(a->devices[i].bdi, bdi) == 0) {
-                        memmove(&a->devices[i], &a->devices[i + 1], (a->n_devices - i - 1) * sizeof *a->devices);
-                        a->n_devices--;
-                        return;
-                }
+        bool found;
+        size_t i = dev_index(a, bdi, &found);
+
+        if (!found)
+                return;
+        memmove(&a->devices[i], &a->devices[i + 1], (a->n_devices - i - 1) * sizeof *a->devices);
+        a->n_devices--;
 }
 
 static bool anything_saved(const actuator *a) {
@@ -849,27 +876,57 @@ static bool device_has_work(const adev *d, const device_decision *dd) {
         return false;
 }
 
-static uint64_t sample_min_ppm(const sample *s, const char *bdi) {
-        const bdi_device *bd;
-
-        if (!s)
-                return 0;
-        for (size_t i = 0; i < s->n_devices; i++) {
-                bd = &s->devices[i];
-                if (strcmp(bd->bdi, bdi) != 0)
-                        continue;
-                if (bd->knobs.have & BDI_HAVE_MIN_RATIO_FINE)
-                        return bd->knobs.min_ratio_fine;
-                return (uint64_t) bd->knobs.min_ratio * 10000;
-        }
-        return 0;
+static uint64_t device_min_ppm(const bdi_device *bd) {
+        if (bd->knobs.have & BDI_HAVE_MIN_RATIO_FINE)
+                return bd->knobs.min_ratio_fine;
+        return (uint64_t) bd->knobs.min_ratio * 10000;
 }
 
-static bool decision_has(const decision *d, const char *bdi) {
+/* Devices sorted by name, so that checking every device against another list of them costs
+ * O(n log n) per tick instead of O(n^2). item: the bdi_device or device_decision it names. */
+typedef struct named {
+        const char *name;
+        const void *item;
+} named;
+
+static int cmp_named(const void *a, const void *b) {
+        return strcmp(((const named *) a)->name, ((const named *) b)->name);
+}
+
+static const void *named_find(const named *v, size_t n, const char *name) {
+        named key = { name, NULL };
+        const named *hit = n > 0 ? bsearch(&key, v, n, sizeof *v, cmp_named) : NULL;
+
+        return hit ? hit->item : NULL;
+}
+
+/* The decision's managed devices by name; NULL on -ENOMEM. */
+static named *index_managed(const decision *d, size_t *ret_n) {
+        named *v = calloc(MAX(d->n_devices, 1), sizeof *v);
+        size_t n = 0;
+
+        if (!v)
+                return NULL;
         for (size_t i = 0; i < d->n_devices; i++)
-                if (d->devices[i].managed && strcmp(d->devices[i].bdi, bdi) == 0)
-                        return true;
-        return false;
+                if (d->devices[i].managed)
+                        v[n++] = (named) { d->devices[i].bdi, &d->devices[i] };
+        qsort(v, n, sizeof *v, cmp_named);
+        *ret_n = n;
+        return v;
+}
+
+/* The sample's devices by name (s may be NULL); NULL on -ENOMEM. */
+static named *index_sample(const sample *s, size_t *ret_n) {
+        size_t n = s ? s->n_devices : 0;
+        named *v = calloc(MAX(n, 1), sizeof *v);
+
+        if (!v)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                v[i] = (named) { s->devices[i].bdi, &s->devices[i] };
+        qsort(v, n, sizeof *v, cmp_named);
+        *ret_n = n;
+        return v;
 }
 
 /* Per-device min/max/strict targets after clamping to the limit, min <= max, and the sum-of-min rule. */
@@ -921,21 +978,28 @@ static uint64_t target_min_ppm(const actuator *a, const devplan *p, uint64_t thr
         }
 }
 
-/* The kernel refuses a min that brings the sum of all min ratios to 100 %: shrink ours proportionally. */
-static void fit_min_sum(const actuator *a, bool *min_scaled, const sample *s, const decision *dec, devplan *plans,
-                        uint64_t thresh_pages) {
+/* The kernel refuses a min that brings the sum of all min ratios to 100 %: shrink ours proportionally.
+ * managed: index_managed(dec). 0 or -ENOMEM. */
+static int fit_min_sum(const actuator *a, bool *min_scaled, const sample *s, const decision *dec,
+                       const named *managed, size_t n_managed, devplan *plans, uint64_t thresh_pages) {
+        _cleanup_free_ named *by_name = NULL;
         uint64_t fixed = 0, ours = 0, budget;
+        size_t n_by_name = 0;
 
-        if (s)
-                for (size_t i = 0; i < s->n_devices; i++)
-                        if (!decision_has(dec, s->devices[i].bdi))
-                                fixed += sample_min_ppm(s, s->devices[i].bdi);
+        by_name = index_sample(s, &n_by_name);
+        if (!by_name)
+                return -ENOMEM;
+        for (size_t i = 0; s && i < s->n_devices; i++)
+                if (!named_find(managed, n_managed, s->devices[i].bdi))
+                        fixed += device_min_ppm(&s->devices[i]);
         for (size_t i = 0; i < dec->n_devices; i++) {
                 devplan *p = &plans[i];
                 if (!p->dd->managed)
                         continue;
                 if (p->skip) {
-                        fixed += sample_min_ppm(s, p->dd->bdi);
+                        const bdi_device *bd = named_find(by_name, n_by_name, p->dd->bdi);
+
+                        fixed += bd ? device_min_ppm(bd) : 0;
                         continue;
                 }
                 p->new_min_ppm = target_min_ppm(a, p, thresh_pages);
@@ -950,7 +1014,7 @@ static void fit_min_sum(const actuator *a, bool *min_scaled, const sample *s, co
                         log_info("The devices' min_bytes fit under the dirty limit again.");
                         *min_scaled = false;
                 }
-                return;
+                return 0;
         }
         if (min_scaled && !*min_scaled) {
                 log_notice("The devices' min_bytes add up to %" PRIu64 " ppm of the dirty limit (others hold %" PRIu64
@@ -965,6 +1029,7 @@ static void fit_min_sum(const actuator *a, bool *min_scaled, const sample *s, co
                 p->tmin.value = p->tmin.value / a->page_size * a->page_size;
                 p->new_min_ppm = bytes_to_ppm(a, p->tmin.value, thresh_pages);
         }
+        return 0;
 }
 
 /* Work out every managed device's targets and current state. */
@@ -1024,7 +1089,8 @@ int actuator_apply(actuator *a, const sample *s, const decision *dec) {
         op gops[_KNOB_GLOBAL_MAX];
         _cleanup_free_ devplan *plans = NULL;
         _cleanup_free_ char (*leaving)[64] = NULL;
-        size_t ng, n_leaving = 0;
+        _cleanup_free_ named *managed = NULL;
+        size_t ng, n_leaving = 0, n_managed = 0;
         uint64_t thresh_pages, bg_pages;
         bool limit_changed = false, gone;
         vmcur c;
@@ -1053,6 +1119,9 @@ int actuator_apply(actuator *a, const sample *s, const decision *dec) {
         r = plan_devices_prepare(a, dec, thresh_pages, &plans);
         if (r < 0)
                 return log_oom_error();
+        managed = index_managed(dec, &n_managed);
+        if (!managed)
+                return log_oom_error();
         for (size_t i = 0; i < a->n_devices; i++)
                 a->devices[i].seen = false;
         for (size_t i = 0; i < dec->n_devices; i++)
@@ -1061,7 +1130,8 @@ int actuator_apply(actuator *a, const sample *s, const decision *dec) {
                         forget_dev(a, plans[i].dd->bdi);
                         (void) saved_write(a);
                 }
-        fit_min_sum(a, &a->min_scaled, s, dec, plans, thresh_pages);
+        if (fit_min_sum(a, &a->min_scaled, s, dec, managed, n_managed, plans, thresh_pages) < 0)
+                return log_oom_error();
         for (int pass = 0; pass < 2; pass++)
                 for (size_t i = 0; i < dec->n_devices; i++) {
                         devplan *p = &plans[i];
@@ -1099,7 +1169,7 @@ int actuator_apply(actuator *a, const sample *s, const decision *dec) {
         if (!leaving)
                 return log_oom_error();
         for (size_t i = 0; i < a->n_devices; i++)
-                if (!a->devices[i].seen && !decision_has(dec, a->devices[i].bdi))
+                if (!a->devices[i].seen && !named_find(managed, n_managed, a->devices[i].bdi))
                         snprintf(leaving[n_leaving++], sizeof leaving[0], "%s", a->devices[i].bdi);
         for (size_t i = 0; i < n_leaving; i++) {
                 r = restore_device_internal(a, leaving[i], true);
@@ -1113,9 +1183,10 @@ int actuator_plan(const actuator *a, const sample *s, const decision *dec, FILE 
         gtarget gt[_KNOB_GLOBAL_MAX];
         op gops[_KNOB_GLOBAL_MAX];
         _cleanup_free_ devplan *plans = NULL;
+        _cleanup_free_ named *managed = NULL;
         uint64_t thresh_pages;
         bool limit_changed = false;
-        size_t ng;
+        size_t ng, n_managed = 0;
         vmcur c;
         int r;
 
@@ -1133,7 +1204,12 @@ int actuator_plan(const actuator *a, const sample *s, const decision *dec, FILE 
         r = plan_devices_prepare(a, dec, thresh_pages, &plans);
         if (r < 0)
                 return r;
-        fit_min_sum(a, NULL, s, dec, plans, thresh_pages);
+        managed = index_managed(dec, &n_managed);
+        if (!managed)
+                return -ENOMEM;
+        r = fit_min_sum(a, NULL, s, dec, managed, n_managed, plans, thresh_pages);
+        if (r < 0)
+                return r;
         for (int pass = 0; pass < 2; pass++)
                 for (size_t i = 0; i < dec->n_devices; i++) {
                         devplan *p = &plans[i];
@@ -1147,7 +1223,7 @@ int actuator_plan(const actuator *a, const sample *s, const decision *dec, FILE 
                         print_ops(a, ops, n, out);
                 }
         for (size_t i = 0; i < a->n_devices; i++)
-                if (!decision_has(dec, a->devices[i].bdi))
+                if (!named_find(managed, n_managed, a->devices[i].bdi))
                         fprintf(out, "restore %s\t# no longer managed\n", a->devices[i].bdi);
         return 0;
 }

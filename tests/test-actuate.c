@@ -754,6 +754,52 @@ static int test_live(const char *bdi) {
         return 0;
 }
 
+/* The actuator keeps its devices sorted to find them by binary search; they arrive in any order. */
+static void test_many_devices_any_order(void) {
+        static const char *const order[] = { "7:3", "7:10", "7:0", "7:7", "7:1" };
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 11);
+        actuator *a;
+        decision d = empty_decision();
+        sample s = make_sample(fk, 1 * SEC);
+        _cleanup_free_ char *buf = NULL;
+        char orig[64];
+        size_t n;
+
+        printf("# devices added out of order are each found again, saved in name order\n");
+        CHECK(new_actuator(fk, &a) == 0);
+        for (size_t i = 0; i < ELEMENTSOF(order); i++)
+                want(dk(add_device(&d, order[i]), KNOB_MAX_BYTES), 16 * M, "cap");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        for (size_t i = 0; i < ELEMENTSOF(order); i++) {
+                CHECK(actuator_original(a, order[i], KNOB_MAX_BYTES, orig, sizeof orig));
+                CHECK(fake_kernel_bdi(fk, order[i])->max_ppm < FAKE_PPM_FULL);
+        }
+        CHECK(!actuator_original(a, "7:2", KNOB_MAX_BYTES, orig, sizeof orig));
+        CHECK(read_file_full(saved_path, &buf, NULL) >= 0);
+        CHECK(buf && strstr(buf, "bdi 7:0 ") < strstr(buf, "bdi 7:1 ") &&
+              strstr(buf, "bdi 7:1 ") < strstr(buf, "bdi 7:10 ") && strstr(buf, "bdi 7:10 ") < strstr(buf, "bdi 7:3 ") &&
+              strstr(buf, "bdi 7:3 ") < strstr(buf, "bdi 7:7 "));
+
+        printf("# the same decision again writes nothing; one leaving from the middle is restored alone\n");
+        n = fk->n_log;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fk->n_log, n);
+        d.devices[1] = d.devices[4];        /* 7:10 leaves */
+        d.n_devices = 4;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:10")->max_ppm, FAKE_PPM_FULL);
+        CHECK(!actuator_original(a, "7:10", KNOB_MAX_BYTES, orig, sizeof orig));
+        CHECK(actuator_original(a, "7:7", KNOB_MAX_BYTES, orig, sizeof orig));
+        CHECK(fake_kernel_bdi(fk, "7:7")->max_ppm < FAKE_PPM_FULL);
+
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK(all_original(fk));
+        CHECK(!saved_exists());
+        CHECK(!log_has_errors(fk));
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
 int main(int argc, char **argv) {
         int r = 0;
 
@@ -774,6 +820,7 @@ int main(int argc, char **argv) {
                 test_min_sum();
                 test_backoff();
                 test_vanished();
+                test_many_devices_any_order();
                 test_recover();
                 test_old_kernel();
                 test_plan();
