@@ -201,12 +201,24 @@ static int verb_status(void *userdata, json_object *request, json_object **reply
         return 0;
 }
 
+/* The decision about d. The decision is made from the current sample device for device, so the
+ * same index is tried first: listing every device stays linear in their number. */
+static const device_decision *decision_for(const manager *m, const bdi_device *d) {
+        size_t i = (size_t) (d - m->current.devices);
+
+        if (!m->have_decision)
+                return NULL;
+        if (d >= m->current.devices && i < m->current.n_devices && i < m->decision.n_devices &&
+            strcmp(m->decision.devices[i].bdi, d->bdi) == 0)
+                return &m->decision.devices[i];
+        return explain_find_decision(&m->decision, d->bdi);
+}
+
 /* report_device() plus the tuning view of that device. */
 static json_object *device_json(manager *m, const bdi_device *d) {
         json_object *o = report_device(d);
 
-        json_object_object_add(o, "tuning", explain_device_json(d, explain_find_decision(m->have_decision ? &m->decision : NULL, d->bdi),
-                                                                m->actuator));
+        json_object_object_add(o, "tuning", explain_device_json(d, decision_for(m, d), m->actuator));
         return o;
 }
 
@@ -277,7 +289,7 @@ static int verb_explain(void *userdata, json_object *request, json_object **repl
         f = open_memstream(&text, &size);
         if (!f)
                 return -ENOMEM;
-        explain_device_text(f, &m->current, m->have_decision ? &m->decision : NULL, d, explain_find_decision(m->have_decision ? &m->decision : NULL, d->bdi),
+        explain_device_text(f, &m->current, m->have_decision ? &m->decision : NULL, d, decision_for(m, d),
                             m->actuator, manager_applying(m));
         fclose(TAKE_PTR(f));
         o = json_object_new_object();
