@@ -75,35 +75,36 @@ static uint64_t settle(uint64_t prev, uint64_t target, unsigned percent) {
         return target;
 }
 
-static policy_device_state *state_device(policy_state *st, const char *bdi) {
-        policy_device_state *d;
-
-        for (size_t i = 0; i < st->n_devices; i++)
-                if (strcmp(st->devices[i].bdi, bdi) == 0)
-                        return &st->devices[i];
-        d = realloc(st->devices, (st->n_devices + 1) * sizeof *d);
-        if (!d)
-                return NULL;
-        st->devices = d;
-        d = &st->devices[st->n_devices++];
-        *d = (policy_device_state) {};
-        snprintf(d->bdi, sizeof d->bdi, "%s", bdi);
-        return d;
+static int state_cmp(const void *key, const void *elem) {
+        return strcmp(key, ((const policy_device_state *) elem)->bdi);
 }
 
-/* Forget devices that left the sample, so a new device with a reused name starts fresh. */
-static void state_prune(policy_state *st, const sample *s) {
-        size_t kept = 0;
+static int state_sort_cmp(const void *a, const void *b) {
+        return strcmp(((const policy_device_state *) a)->bdi, ((const policy_device_state *) b)->bdi);
+}
 
-        for (size_t i = 0; i < st->n_devices; i++) {
-                bool present = false;
+/* Line the carried state up with the sample: afterwards st->devices[i] belongs to s->devices[i].
+ * Devices that left are forgotten, so a new device with a reused name starts fresh. One sort and
+ * a binary search per device keep a tick O(n log n) with thousands of BDIs. 0 or -ENOMEM. */
+static int state_sync(policy_state *st, const sample *s) {
+        policy_device_state *next = calloc(MAX(s->n_devices, 1), sizeof *next);
 
-                for (size_t j = 0; j < s->n_devices && !present; j++)
-                        present = strcmp(st->devices[i].bdi, s->devices[j].bdi) == 0;
-                if (present)
-                        st->devices[kept++] = st->devices[i];
+        if (!next)
+                return -ENOMEM;
+        qsort(st->devices, st->n_devices, sizeof *st->devices, state_sort_cmp);
+        for (size_t i = 0; i < s->n_devices; i++) {
+                const policy_device_state *old = st->n_devices == 0 ? NULL :
+                        bsearch(s->devices[i].bdi, st->devices, st->n_devices, sizeof *st->devices, state_cmp);
+
+                if (old)
+                        next[i] = *old;
+                else
+                        snprintf(next[i].bdi, sizeof next[i].bdi, "%s", s->devices[i].bdi);
         }
-        st->n_devices = kept;
+        free(st->devices);
+        st->devices = next;
+        st->n_devices = s->n_devices;
+        return 0;
 }
 
 /* The device is writing as fast as it can: a flusher chunk or more is in flight. Otherwise what
@@ -334,17 +335,18 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
         if (!out->devices)
                 return -ENOMEM;
         out->n_devices = s->n_devices;
-        state_prune(st, s);
+        if (state_sync(st, s) < 0) {
+                decision_done(out);
+                return -ENOMEM;
+        }
 
         /* pass 1: bandwidth and activity per device, and the demand they add up to */
         for (size_t i = 0; i < s->n_devices; i++) {
                 const bdi_device *d = &s->devices[i];
                 const device_config *dc = config_find_device(c, d->name, d->major, d->minor, d->traits);
                 device_decision *dd = &out->devices[i];
-                policy_device_state *ds = state_device(st, d->bdi);
+                policy_device_state *ds = &st->devices[i];
 
-                if (!ds)
-                        return -ENOMEM;
                 snprintf(dd->bdi, sizeof dd->bdi, "%s", d->bdi);
                 dd->managed = !dc || dc->manage;
                 if (!dd->managed)
@@ -373,7 +375,7 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                 device_decision *dd = &out->devices[i];
 
                 if (dd->managed)
-                        decide_device(dc, c, state_device(st, d->bdi), limit, dd);
+                        decide_device(dc, c, &st->devices[i], limit, dd);
         }
         scale_minimums(out, limit);
         return 0;
