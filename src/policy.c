@@ -91,7 +91,8 @@ static int state_sync(policy_state *st, const sample *s) {
 
         if (!next)
                 return -ENOMEM;
-        qsort(st->devices, st->n_devices, sizeof *st->devices, state_sort_cmp);
+        if (st->n_devices > 0)
+                qsort(st->devices, st->n_devices, sizeof *st->devices, state_sort_cmp);
         for (size_t i = 0; i < s->n_devices; i++) {
                 const policy_device_state *old = st->n_devices == 0 ? NULL :
                         bsearch(s->devices[i].bdi, st->devices, st->n_devices, sizeof *st->devices, state_cmp);
