@@ -14,16 +14,6 @@
 /* Headroom left under 100 % when the sum of min ratios must be shrunk (rounding, limit drift). */
 #define MIN_SUM_MARGIN_PPM (PPM_FULL / 200)
 
-/* Kernel file names of the knobs, by knob_id (kept here so this module needs no policy.c). */
-static const char *const knob_files[_KNOB_MAX] = {
-        [KNOB_DIRTY_BYTES] = "dirty_bytes",
-        [KNOB_DIRTY_BACKGROUND_BYTES] = "dirty_background_bytes",
-        [KNOB_DIRTY_WRITEBACK_CENTISECS] = "dirty_writeback_centisecs",
-        [KNOB_DIRTY_EXPIRE_CENTISECS] = "dirty_expire_centisecs",
-        [KNOB_MIN_BYTES] = "min_bytes",
-        [KNOB_MAX_BYTES] = "max_bytes",
-        [KNOB_STRICT_LIMIT] = "strict_limit",
-};
 /* The ratio partner of a global *_bytes knob (NULL for the centisecs ones). */
 static const char *const knob_ratio_files[_KNOB_GLOBAL_MAX] = {
         [KNOB_DIRTY_BYTES] = "dirty_ratio",
@@ -336,11 +326,11 @@ static int saved_write(const actuator *a) {
                         continue;
                 if (knob_ratio_files[k]) {
                         if (g->have_bytes)
-                                fprintf(f, "global %s %" PRIu64 "\n", knob_files[k], g->bytes);
+                                fprintf(f, "global %s %" PRIu64 "\n", knob_name(k), g->bytes);
                         if (g->have_ratio)
                                 fprintf(f, "global %s %" PRIu32 "\n", knob_ratio_files[k], g->ratio);
                 } else
-                        fprintf(f, "global %s %" PRIu64 "\n", knob_files[k], g->bytes);
+                        fprintf(f, "global %s %" PRIu64 "\n", knob_name(k), g->bytes);
         }
         for (size_t i = 0; i < a->n_devices; i++) {
                 const adev *d = &a->devices[i];
@@ -383,9 +373,9 @@ static int save_global(actuator *a, knob_id k) {
 
         if (g->saved)
                 return 0;
-        r = read_knob(a, NULL, knob_files[k], &g->bytes);
+        r = read_knob(a, NULL, knob_name(k), &g->bytes);
         if (r < 0)
-                return log_error_errno(r, "Failed to read %s before changing it: %m", knob_files[k]);
+                return log_error_errno(r, "Failed to read %s before changing it: %m", knob_name(k));
         g->have_bytes = true;
         if (knob_ratio_files[k]) {
                 r = read_knob(a, NULL, knob_ratio_files[k], &v);
@@ -512,11 +502,11 @@ static void log_change(const op *o) {
         const char *reason = o->reason && *o->reason ? o->reason : (o->restore ? "restoring the original" : "policy");
 
         snprintf(f_dev, sizeof f_dev, "WBTUNED_DEVICE=%s", dev);
-        snprintf(f_knob, sizeof f_knob, "WBTUNED_KNOB=%s", knob_files[o->knob]);
+        snprintf(f_knob, sizeof f_knob, "WBTUNED_KNOB=%s", knob_name(o->knob));
         snprintf(f_old, sizeof f_old, "WBTUNED_OLD=%s", o->old_text);
         snprintf(f_new, sizeof f_new, "WBTUNED_NEW=%s", o->new_text);
         snprintf(f_reason, sizeof f_reason, "WBTUNED_REASON=%s", reason);
-        log_struct_internal(LOG_INFO, fields, "%s %s %s -> %s: %s", dev, knob_files[o->knob],
+        log_struct_internal(LOG_INFO, fields, "%s %s %s -> %s: %s", dev, knob_name(o->knob),
                             o->old_text, o->new_text, reason);
 }
 
@@ -610,7 +600,7 @@ static void print_ops(const actuator *a, const op *ops, size_t n, FILE *out) {
 
                 knob_path(a, o->bdi, o->file, path, sizeof path);
                 fprintf(out, "write %s %" PRIu64 "\t# %s %s %s -> %s: %s\n", path, o->value,
-                        o->bdi ? o->bdi : "global", knob_files[o->knob], o->old_text, o->new_text, reason);
+                        o->bdi ? o->bdi : "global", knob_name(o->knob), o->old_text, o->new_text, reason);
         }
 }
 
@@ -635,9 +625,9 @@ static int read_vmcur(const actuator *a, vmcur *c) {
 
         *c = (vmcur) {};
         for (size_t k = 0; k < _KNOB_GLOBAL_MAX; k++) {
-                r = read_knob(a, NULL, knob_files[k], &c->bytes[k]);
+                r = read_knob(a, NULL, knob_name(k), &c->bytes[k]);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to read %s: %m", knob_files[k]);
+                        return log_error_errno(r, "Failed to read %s: %m", knob_name(k));
                 if (knob_ratio_files[k]) {
                         r = read_knob(a, NULL, knob_ratio_files[k], &c->ratio[k]);
                         if (r < 0)
@@ -655,7 +645,7 @@ static bool plan_global(const actuator *a, knob_id k, const gtarget *t, const vm
         const gsaved *g = &a->g[k];
         bool pair = knob_ratio_files[k] != NULL;
 
-        *o = (op) { .knob = k, .file = knob_files[k], .reason = t->reason };
+        *o = (op) { .knob = k, .file = knob_name(k), .reason = t->reason };
         if (pair)
                 fmt_pair(o->old_text, sizeof o->old_text, c->bytes[k], c->ratio[k]);
         else
@@ -700,7 +690,7 @@ static size_t plan_globals(const actuator *a, const gtarget t[_KNOB_GLOBAL_MAX],
 
         have_d = plan_global(a, KNOB_DIRTY_BYTES, &t[KNOB_DIRTY_BYTES], c, &od);
         have_b = plan_global(a, KNOB_DIRTY_BACKGROUND_BYTES, &t[KNOB_DIRTY_BACKGROUND_BYTES], c, &ob);
-        if (have_d && have_b && od.file == knob_files[KNOB_DIRTY_BYTES] &&
+        if (have_d && have_b && od.file == knob_name(KNOB_DIRTY_BYTES) &&
             od.value <= c->bg_pages * a->page_size) {
                 ops[n++] = ob;
                 ops[n++] = od;
@@ -721,7 +711,7 @@ static uint64_t predict_thresh_pages(const actuator *a, const op *ops, size_t n,
         for (size_t i = 0; i < n; i++) {
                 if (ops[i].knob != KNOB_DIRTY_BYTES)
                         continue;
-                if (ops[i].file == knob_files[KNOB_DIRTY_BYTES])
+                if (ops[i].file == knob_name(KNOB_DIRTY_BYTES))
                         return (ops[i].value + a->page_size - 1) / a->page_size;
                 if (c->bytes[KNOB_DIRTY_BYTES] == 0 && c->ratio[KNOB_DIRTY_BYTES] > 0)
                         return c->thresh_pages * ops[i].value / c->ratio[KNOB_DIRTY_BYTES];
@@ -780,7 +770,7 @@ static bool plan_minmax(const actuator *a, const adev *d, knob_id k, const dtarg
                 /* after a global change the stored ratio means other bytes: rewrite what we set */
                 if (!(force && changed) && cur_bytes + tol >= t->value && cur_bytes <= t->value + tol)
                         return false;
-                o->file = knob_files[k];
+                o->file = knob_name(k);
                 o->value = t->value;
                 o->bytes = true;
                 snprintf(o->new_text, sizeof o->new_text, "%s", format_bytes(b, sizeof b, t->value));
@@ -820,7 +810,7 @@ static bool plan_strict(const adev *d, const dtarget *t, const devcur *c, op *o)
                 v = t->value;
         if (c->strict == v)
                 return false;
-        *o = (op) { .bdi = d ? d->bdi : NULL, .knob = KNOB_STRICT_LIMIT, .file = knob_files[KNOB_STRICT_LIMIT],
+        *o = (op) { .bdi = d ? d->bdi : NULL, .knob = KNOB_STRICT_LIMIT, .file = knob_name(KNOB_STRICT_LIMIT),
                     .value = v, .restore = t->kind == T_RESTORE, .reason = t->reason, .needs_max = v != 0 };
         snprintf(o->old_text, sizeof o->old_text, "%" PRIu32, c->strict);
         snprintf(o->new_text, sizeof o->new_text, "%" PRIu64, v);
@@ -1361,7 +1351,7 @@ static int parse_saved_line(actuator *a, char *line) {
                         return -EINVAL;
                 for (size_t k = 0; k < _KNOB_GLOBAL_MAX; k++) {
                         gsaved *g = &a->g[k];
-                        if (strcmp(words[1], knob_files[k]) == 0) {
+                        if (strcmp(words[1], knob_name(k)) == 0) {
                                 /* dirty_bytes below 2 pages is EINVAL; 0 means "ratio mode" */
                                 if (knob_ratio_files[k] && v != 0 && v < (k == KNOB_DIRTY_BYTES ? 2 * a->page_size : 1))
                                         return -EINVAL;
