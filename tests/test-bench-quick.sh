@@ -16,7 +16,12 @@ command -v python3 >/dev/null 2>&1 || skip "python3 not installed"
 [ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control missing)"
 [ -w /sys/fs/cgroup/blkio/blkio.throttle.write_bps_device ] || \
 	skip "no cgroup-v1 blkio throttle file /sys/fs/cgroup/blkio/blkio.throttle.write_bps_device"
-[ -d /sys/kernel/debug/bdi ] || skip "debugfs not mounted at /sys/kernel/debug (mount -t debugfs none /sys/kernel/debug)"
+# the per-device figures come from debugfs: mount it for the run if nobody has, and put it back
+if [ ! -d /sys/kernel/debug/bdi ]; then
+	mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	[ -d /sys/kernel/debug/bdi ] || skip "debugfs not mounted at /sys/kernel/debug and mounting it failed"
+	trap 'umount /sys/kernel/debug' EXIT
+fi
 command -v gnuplot >/dev/null 2>&1 || skip "gnuplot not installed (apt-get install gnuplot-nox)"
 [ -e /run/wbbench.state ] && skip "/run/wbbench.state exists: a killed run needs \`$bench cleanup\`"
 
