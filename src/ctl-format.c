@@ -332,6 +332,18 @@ static void table_done(table *t) {
         free(t->cells);
 }
 
+/* Print the table (or say why it is empty) unless building it failed, free it, pass r on. */
+static int table_finish(table *t, int r, const char *empty, FILE *f) {
+        if (r == 0) {
+                if (t->n_rows == 0 && empty)
+                        fputs(empty, f);
+                else
+                        table_print(t, f);
+        }
+        table_done(t);
+        return r;
+}
+
 int ctl_format_devices(json_object *result, FILE *f) {
         static const char *const headers[] = {
                 "BDI", "NAME", "MOUNTS", "FS", "TRAITS", "DIRTY", "WB", "THRESH", "BW", "BACKLOG", "KNOBS",
@@ -375,10 +387,7 @@ int ctl_format_devices(json_object *result, FILE *f) {
                 if (r < 0)
                         break;
         }
-        if (r == 0)
-                table_print(&t, f);
-        table_done(&t);
-        return r;
+        return table_finish(&t, r, NULL, f);
 }
 
 /* --- tuning: original, current and desired value of each knob, and why ------------------- */
@@ -414,10 +423,7 @@ int ctl_format_tuning(json_object *knobs, FILE *f) {
                 if (r < 0)
                         break;
         }
-        if (r == 0)
-                table_print(&t, f);
-        table_done(&t);
-        return r;
+        return table_finish(&t, r, NULL, f);
 }
 
 /* --- one device -------------------------------------------------------------------------- */
@@ -612,14 +618,7 @@ static int format_top_devices(json_object *devices, FILE *f) {
                 if (r < 0)
                         break;
         }
-        if (r == 0) {
-                if (t.n_rows == 0)
-                        fputs("No device is holding or writing dirty data.\n", f);
-                else
-                        table_print(&t, f);
-        }
-        table_done(&t);
-        return r;
+        return table_finish(&t, r, "No device is holding or writing dirty data.\n", f);
 }
 
 static int format_top_dirtiers(json_object *list, size_t max_rows, FILE *f) {
@@ -644,14 +643,7 @@ static int format_top_dirtiers(json_object *list, size_t max_rows, FILE *f) {
                 if (r < 0)
                         break;
         }
-        if (r == 0) {
-                if (t.n_rows == 0)
-                        fputs("No task dirtied pages this tick.\n", f);
-                else
-                        table_print(&t, f);
-        }
-        table_done(&t);
-        return r;
+        return table_finish(&t, r, "No task dirtied pages this tick.\n", f);
 }
 
 static int format_top_paused(json_object *list, size_t max_rows, FILE *f) {
@@ -681,14 +673,7 @@ static int format_top_paused(json_object *list, size_t max_rows, FILE *f) {
                 if (r < 0)
                         break;
         }
-        if (r == 0) {
-                if (t.n_rows == 0)
-                        fputs("No task was throttled this tick.\n", f);
-                else
-                        table_print(&t, f);
-        }
-        table_done(&t);
-        return r;
+        return table_finish(&t, r, "No task was throttled this tick.\n", f);
 }
 
 int ctl_format_top(json_object *result, size_t max_rows, FILE *f) {

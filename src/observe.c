@@ -223,8 +223,22 @@ static int read_kv_file(const char *path, kv_field *fields, size_t n) {
         return 0;
 }
 
+/* A global /proc file of "key value" lines: missing fields read as 0 (logged); an unreadable file fails. */
+static int read_global_kv(observe_ctx *ctx, const char *file, kv_field *fields, size_t n) {
+        _cleanup_free_ char *path = root_path(ctx, "%s", file);
+        int r;
+
+        if (!path)
+                return -ENOMEM;
+        r = read_kv_file(path, fields, n);
+        if (r == -ENODATA)
+                log_debug("Some fields are missing or malformed in %s, using 0 for them", path);
+        else if (r < 0)
+                return log_error_errno(r, "Failed to read %s: %m", path);
+        return 0;
+}
+
 static int read_vmstat(observe_ctx *ctx, global_state *g) {
-        _cleanup_free_ char *path = NULL;
         uint64_t dirty = 0, writeback = 0, thresh = 0, bg_thresh = 0, dirtied = 0, written = 0;
         kv_field f[] = {
                 { "nr_dirty", &dirty, false },
@@ -236,14 +250,9 @@ static int read_vmstat(observe_ctx *ctx, global_state *g) {
         };
         int r;
 
-        path = root_path(ctx, "/proc/vmstat");
-        if (!path)
-                return -ENOMEM;
-        r = read_kv_file(path, f, ELEMENTSOF(f));
-        if (r == -ENODATA)
-                log_debug("Some fields are missing or malformed in %s, using 0 for them", path);
-        else if (r < 0)
-                return log_error_errno(r, "Failed to read %s: %m", path);
+        r = read_global_kv(ctx, "/proc/vmstat", f, ELEMENTSOF(f));
+        if (r < 0)
+                return r;
 
         g->dirty_bytes = mul_sat(dirty, ctx->page_size);
         g->writeback_bytes = mul_sat(writeback, ctx->page_size);
@@ -255,7 +264,6 @@ static int read_vmstat(observe_ctx *ctx, global_state *g) {
 }
 
 static int read_meminfo(observe_ctx *ctx, global_state *g) {
-        _cleanup_free_ char *path = NULL;
         uint64_t total_kb = 0, available_kb = 0;
         kv_field f[] = {
                 { "MemTotal", &total_kb, false },
@@ -263,14 +271,9 @@ static int read_meminfo(observe_ctx *ctx, global_state *g) {
         };
         int r;
 
-        path = root_path(ctx, "/proc/meminfo");
-        if (!path)
-                return -ENOMEM;
-        r = read_kv_file(path, f, ELEMENTSOF(f));
-        if (r == -ENODATA)
-                log_debug("Some fields are missing or malformed in %s, using 0 for them", path);
-        else if (r < 0)
-                return log_error_errno(r, "Failed to read %s: %m", path);
+        r = read_global_kv(ctx, "/proc/meminfo", f, ELEMENTSOF(f));
+        if (r < 0)
+                return r;
 
         g->mem_total_bytes = mul_sat(total_kb, 1024);
         g->mem_available_bytes = mul_sat(available_kb, 1024);
