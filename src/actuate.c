@@ -215,24 +215,12 @@ static int read_devcur(const actuator *a, const char *bdi, devcur *c) {
 
 /* a->devices is sorted by bdi name (strcmp): a tick looks every device up, so search, not scan.
  * Index of bdi, or where it would go with *found false. */
+static int dev_cmp(const void *bdi, const void *elem) {
+        return strcmp(bdi, ((const adev *) elem)->bdi);
+}
+
 static size_t dev_index(const actuator *a, const char *bdi, bool *found) {
-        size_t lo = 0, hi = a->n_devices;
-
-        while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                int c = strcmp(a->devices[mid].bdi, bdi);
-
-                if (c == 0) {
-                        *found = true;
-                        return mid;
-                }
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        *found = false;
-        return lo;
+        return search_sorted(a->devices, a->n_devices, sizeof *a->devices, bdi, dev_cmp, found);
 }
 
 static adev *find_dev(const actuator *a, const char *bdi) {

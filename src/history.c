@@ -60,24 +60,12 @@ history *history_free(history *h) {
 }
 
 /* Index of bdi, or where it would go (with *found false). */
+static int device_cmp(const void *bdi, const void *elem) {
+        return strcmp(bdi, ((const device_ring *) elem)->bdi);
+}
+
 static size_t device_index(const history *h, const char *bdi, bool *found) {
-        size_t lo = 0, hi = h->n_devices;
-
-        while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                int c = strcmp(h->devices[mid].bdi, bdi);
-
-                if (c == 0) {
-                        *found = true;
-                        return mid;
-                }
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        *found = false;
-        return lo;
+        return search_sorted(h->devices, h->n_devices, sizeof *h->devices, bdi, device_cmp, found);
 }
 
 static const device_ring *device_get(const history *h, const char *bdi) {

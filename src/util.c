@@ -237,6 +237,27 @@ uint64_t now_usec(void) {
         return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
 }
 
+size_t search_sorted(const void *base, size_t n, size_t size, const void *key,
+                     int (*cmp)(const void *key, const void *elem), bool *found) {
+        size_t lo = 0, hi = n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = cmp(key, (const char *) base + mid * size);
+
+                if (c == 0) {
+                        *found = true;
+                        return mid;
+                }
+                if (c > 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        *found = false;
+        return lo;
+}
+
 char *xstrdup(const char *s) {
         char *p = strdup(s);
 

@@ -56,5 +56,10 @@ const char *format_bytes(char *buf, size_t size, uint64_t bytes);
 /* Monotonic clock in microseconds. */
 uint64_t now_usec(void);
 
+/* Binary search of a sorted array: the index of the element cmp(key, elem) calls equal, or the
+ * index where key would be inserted, with *found false. */
+size_t search_sorted(const void *base, size_t n, size_t size, const void *key,
+                     int (*cmp)(const void *key, const void *elem), bool *found);
+
 /* strdup that aborts on out-of-memory; we never run with half-made state. */
 char *xstrdup(const char *s);

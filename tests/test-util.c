@@ -108,6 +108,31 @@ static void test_files(void) {
         CHECK_STREQ(joined, "/proc/vmstat");
 }
 
+static int int_cmp(const void *key, const void *elem) {
+        int a = *(const int *) key, b = *(const int *) elem;
+        return (a > b) - (a < b);
+}
+
+static void test_search_sorted(void) {
+        static const int v[] = { 2, 4, 6, 8 };
+        bool found = true;
+        int key;
+
+        key = 6;
+        CHECK_EQ_U64(search_sorted(v, ELEMENTSOF(v), sizeof v[0], &key, int_cmp, &found), 2);
+        CHECK(found);
+        key = 5;
+        CHECK_EQ_U64(search_sorted(v, ELEMENTSOF(v), sizeof v[0], &key, int_cmp, &found), 2);
+        CHECK(!found);
+        key = 9;
+        CHECK_EQ_U64(search_sorted(v, ELEMENTSOF(v), sizeof v[0], &key, int_cmp, &found), 4);
+        CHECK(!found);
+        key = 1;
+        found = true;
+        CHECK_EQ_U64(search_sorted(NULL, 0, sizeof v[0], &key, int_cmp, &found), 0);
+        CHECK(!found);
+}
+
 static void test_log_errno(void) {
         log_set_max_level(LOG_DEBUG - 1);
         CHECK(log_error_errno(-ENOENT, "expected test message: %m") == -ENOENT);
@@ -123,6 +148,7 @@ int main(void) {
         test_parse_duration();
         test_format_bytes();
         test_files();
+        test_search_sorted();
         test_log_errno();
         TEST_EXIT();
 }
