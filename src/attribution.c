@@ -433,19 +433,6 @@ void attribution_tick(attribution *a, uint64_t now_usec) {
 
 /* ---- JSON ------------------------------------------------------------------------------------- */
 
-static json_object *counters_json(const trace_counters *c) {
-        json_object *o = json_object_new_object();
-
-        json_object_object_add(o, "events", json_object_new_uint64(c->events));
-        json_object_object_add(o, "lost_kernel", json_object_new_uint64(c->lost_kernel));
-        json_object_object_add(o, "lost_markers", json_object_new_uint64(c->lost_markers));
-        json_object_object_add(o, "dropped_tasks", json_object_new_uint64(c->dropped_tasks));
-        json_object_object_add(o, "dropped_devices", json_object_new_uint64(c->dropped_devices));
-        json_object_object_add(o, "bad_lines", json_object_new_uint64(c->bad_lines));
-        json_object_object_add(o, "budget_hits", json_object_new_uint64(c->budget_hits));
-        return o;
-}
-
 json_object *attribution_status_json(const attribution *a) {
         json_object *o = json_object_new_object();
         bool on = a && a->trace;
@@ -461,7 +448,7 @@ json_object *attribution_status_json(const attribution *a) {
         json_object_object_add(o, "proc_scan", json_object_new_boolean(a && a->enabled && a->proc_scan_ok));
         if (a && a->proc_reason[0])
                 json_object_object_add(o, "proc_scan_reason", json_object_new_string(a->proc_reason));
-        json_object_object_add(o, "counters", counters_json(a ? &a->totals : &(trace_counters) {}));
+        json_object_object_add(o, "counters", trace_counters_to_json(a ? &a->totals : &(trace_counters) {}));
         return o;
 }
 
@@ -491,7 +478,7 @@ void attribution_top_json(const attribution *a, const sample *s, json_object *o)
         bool have = a && a->have_last;
 
         json_object_object_add(st, "elapsed_usec", json_object_new_uint64(have ? a->last.elapsed_usec : 0));
-        json_object_object_add(st, "tick", counters_json(have ? &a->last.tick : &(trace_counters) {}));
+        json_object_object_add(st, "tick", trace_counters_to_json(have ? &a->last.tick : &(trace_counters) {}));
         json_object_object_add(st, "scan_every_ticks", json_object_new_int(ATTRIBUTION_SCAN_EVERY_TICKS));
         json_object_object_add(o, "attribution", st);
 

@@ -797,7 +797,7 @@ int trace_cgroup_path(const char *cgroup_root, uint64_t cgroup_ino, char *buf, s
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
-static json_object *counters_to_json(const trace_counters *c) {
+json_object *trace_counters_to_json(const trace_counters *c) {
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "events", json_object_new_uint64(c->events));
@@ -866,7 +866,7 @@ json_object *trace_tick_to_json(const trace_tick_result *r) {
         }
         json_object_object_add(o, "tasks", tasks);
         json_object_object_add(o, "devices", devs);
-        json_object_object_add(o, "tick", counters_to_json(&r->tick));
-        json_object_object_add(o, "total", counters_to_json(&r->total));
+        json_object_object_add(o, "tick", trace_counters_to_json(&r->tick));
+        json_object_object_add(o, "total", trace_counters_to_json(&r->total));
         return o;
 }

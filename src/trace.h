@@ -133,6 +133,8 @@ int trace_tick(trace_ctx *ctx, uint64_t elapsed_usec, trace_tick_result *ret);
 /* A context that reads nothing: for trace_feed() in tests and replays. page_size 0 = the machine's. */
 int trace_new_detached(uint64_t page_size, trace_ctx **ret);
 
+/* The drop/loss counters as a JSON object (also used by the daemon's status). */
+json_object *trace_counters_to_json(const trace_counters *c);
 /* {"elapsed_usec", "tasks": [...], "devices": [...], "tick": {...}, "total": {...}} */
 json_object *trace_tick_to_json(const trace_tick_result *r);
 
