@@ -233,46 +233,38 @@ static int verb_devices(void *userdata, json_object *request, json_object **repl
         return 0;
 }
 
-static int verb_show(void *userdata, json_object *request, json_object **reply, char **error) {
-        manager *m = userdata;
-        json_object *key_obj, *o;
-        const bdi_device *d;
-        const char *key;
-
-        if (!json_object_object_get_ex(request, "device", &key_obj) ||
-            !json_object_is_type(key_obj, json_type_string)) {
-                *error = xstrdup("\"show\" needs a \"device\" string: a name, mount point or MAJ:MIN");
-                return -EINVAL;
-        }
-        key = json_object_get_string(key_obj);
-        d = sample_find_device(&m->current, key);
-        if (!d) {
-                if (asprintf(error, "no device matches '%s'", key) < 0)
-                        *error = NULL;
-                return -ENODEV;
-        }
-        o = json_object_new_object();
-        json_object_object_add(o, "device", device_json(m, d));
-        *reply = o;
-        return 0;
-}
-
-static const bdi_device *request_device(manager *m, json_object *request, const char *verb, char **error) {
+/* The request's "device" (name, mount point or MAJ:MIN) in the current sample; 0, -EINVAL or -ENODEV. */
+static int request_device(manager *m, json_object *request, const char *verb, const bdi_device **ret, char **error) {
         json_object *key_obj;
-        const bdi_device *d;
         const char *key;
 
         if (!json_object_object_get_ex(request, "device", &key_obj) ||
             !json_object_is_type(key_obj, json_type_string)) {
                 if (asprintf(error, "\"%s\" needs a \"device\" string: a name, mount point or MAJ:MIN", verb) < 0)
                         *error = NULL;
-                return NULL;
+                return -EINVAL;
         }
         key = json_object_get_string(key_obj);
-        d = sample_find_device(&m->current, key);
-        if (!d && asprintf(error, "no device matches '%s'", key) < 0)
-                *error = NULL;
-        return d;
+        *ret = sample_find_device(&m->current, key);
+        if (!*ret) {
+                if (asprintf(error, "no device matches '%s'", key) < 0)
+                        *error = NULL;
+                return -ENODEV;
+        }
+        return 0;
+}
+
+static int verb_show(void *userdata, json_object *request, json_object **reply, char **error) {
+        manager *m = userdata;
+        const bdi_device *d;
+        int r;
+
+        r = request_device(m, request, "show", &d, error);
+        if (r < 0)
+                return r;
+        *reply = json_object_new_object();
+        json_object_object_add(*reply, "device", device_json(m, d));
+        return 0;
 }
 
 static int verb_explain(void *userdata, json_object *request, json_object **reply, char **error) {
@@ -282,10 +274,11 @@ static int verb_explain(void *userdata, json_object *request, json_object **repl
         json_object *o;
         char *text = NULL;
         size_t size = 0;
+        int r;
 
-        d = request_device(m, request, "explain", error);
-        if (!d)
-                return *error && strncmp(*error, "no device", 9) == 0 ? -ENODEV : -EINVAL;
+        r = request_device(m, request, "explain", &d, error);
+        if (r < 0)
+                return r;
         f = open_memstream(&text, &size);
         if (!f)
                 return -ENOMEM;
