@@ -173,7 +173,7 @@ static uint64_t original_limit(policy_state *st, const sample *s) {
 static void decide_global_limits(const sample *s, const config *c, policy_state *st, uint64_t demand_bytes,
                                  size_t n_active, decision *out) {
         char a[16];
-        uint64_t target, step, limit, ceiling, background;
+        uint64_t target, step, limit, ceiling;
         const char *why;
 
         ceiling = c->max_dirty_bytes ? c->max_dirty_bytes : original_limit(st, s);
@@ -204,16 +204,12 @@ static void decide_global_limits(const sample *s, const config *c, policy_state 
                 want(&out->global[KNOB_DIRTY_BYTES], limit, "%s (demand %s)", why,
                      format_bytes(a, sizeof a, demand_bytes));
 
-        if (c->dirty_background_bytes && c->dirty_background_bytes < limit) {
-                background = c->dirty_background_bytes;
-                want(&out->global[KNOB_DIRTY_BACKGROUND_BYTES], background, "pinned by the configuration");
-        } else {
+        if (c->dirty_background_bytes && c->dirty_background_bytes < limit)
+                want(&out->global[KNOB_DIRTY_BACKGROUND_BYTES], c->dirty_background_bytes, "pinned by the configuration");
+        else
                 /* the kernel's own default proportion: background is half the limit (10 % of 20 %) */
-                background = MAX(limit / 2, 4096);
-                want(&out->global[KNOB_DIRTY_BACKGROUND_BYTES], background, "half of dirty_bytes %s",
+                want(&out->global[KNOB_DIRTY_BACKGROUND_BYTES], MAX(limit / 2, 4096), "half of dirty_bytes %s",
                      format_bytes(a, sizeof a, limit));
-        }
-        st->dirty_background_bytes = background;
 }
 
 static void decide_intervals(const sample *s, const config *c, const policy_state *st, decision *out) {
@@ -354,10 +350,6 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                         continue;
                 update_bandwidth(ds, d, s->time_usec);
                 dd->bw_bytes_per_s = ds->bw_bytes_per_s;
-                if (device_active_now(d)) {
-                        ds->last_active_usec = s->time_usec;
-                        ds->ever_active = true;
-                }
                 dd->active = device_active_now(d);
                 if (dd->active) {
                         demand_bytes += mul_div(ds->bw_bytes_per_s, device_backlog_ms(c, dc), 1000);

@@ -52,7 +52,6 @@ typedef struct rate_sum {
 typedef struct policy_device_state {
         char bdi[64];
         uint64_t bw_bytes_per_s;        /* smoothed estimate; 0 = unknown */
-        uint64_t last_active_usec;      /* when it last held or moved data */
         uint64_t max_bytes;             /* last desired cap (for slew), 0 = none */
         bool strict;                    /* last desired strict_limit */
         bool measured;                  /* bw_bytes_per_s comes from saturated time, not the kernel's guess */
@@ -61,12 +60,10 @@ typedef struct policy_device_state {
         uint64_t shown_bytes_per_s;     /* the device has shown it writes at least this fast, 0 = not yet */
         uint64_t last_time_usec;        /* previous sample, for the written delta */
         uint64_t last_written_total;
-        bool ever_active;
 } policy_device_state;
 
 typedef struct policy_state {
         uint64_t dirty_bytes;            /* last desired global limit (for slew), 0 = none yet */
-        uint64_t dirty_background_bytes;
         uint64_t original_dirty_limit_bytes;  /* the kernel's limit before we changed anything */
         policy_device_state *devices;
         size_t n_devices;
