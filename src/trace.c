@@ -10,6 +10,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 
 #include "log.h"
 #include "util.h"
@@ -20,6 +21,7 @@
 typedef struct task_slot {
         bool used;
         uint32_t hash;
+        uint64_t pause_end_usec;  /* trace clock: when the latest pause of this task ends */
         trace_task t;
 } task_slot;
 
@@ -27,6 +29,7 @@ struct trace_ctx {
         int fd;
         char *instance_dir;       /* NULL when detached */
         uint64_t page_size;
+        bool clock_mono;          /* the instance's trace_clock is CLOCK_MONOTONIC, so pauses can be split at ticks */
 
         char line[TRACE_LINE_MAX];
         size_t line_len;
@@ -38,6 +41,7 @@ struct trace_ctx {
         size_t n_devices;
         trace_counters tick, total;
 
+        task_slot carried[TRACE_TASKS_MAX];   /* scratch for trace_tick_at() */
         trace_task out_tasks[TRACE_TASKS_MAX];
         trace_device out_devices[TRACE_DEVICES_MAX];
 };
@@ -335,7 +339,7 @@ static trace_device *find_device(trace_ctx *ctx, const char *bdi) {
 }
 
 /* NULL when the table is full; *created tells whether the pair is new this tick. */
-static trace_task *find_task(trace_ctx *ctx, int32_t pid, const char *bdi, bool *created) {
+static task_slot *find_task(trace_ctx *ctx, int32_t pid, const char *bdi, bool *created) {
         uint32_t h = hash_task(pid, bdi);
 
         *created = false;
@@ -352,10 +356,10 @@ static trace_task *find_task(trace_ctx *ctx, int32_t pid, const char *bdi, bool 
                         snprintf(s->t.bdi, sizeof(s->t.bdi), "%s", bdi);
                         ctx->n_tasks++;
                         *created = true;
-                        return &s->t;
+                        return s;
                 }
                 if (s->hash == h && s->t.pid == pid && strcmp(s->t.bdi, bdi) == 0)
-                        return &s->t;
+                        return s;
         }
         return NULL;
 }
@@ -368,6 +372,7 @@ static uint64_t mul_sat(uint64_t a, uint64_t b) {
 
 static void aggregate(trace_ctx *ctx, const trace_event *ev) {
         trace_device *d;
+        task_slot *slot;
         trace_task *t;
         bool created;
         uint64_t pause = ev->pause_ms > 0 ? (uint64_t) ev->pause_ms : 0;
@@ -390,7 +395,8 @@ static void aggregate(trace_ctx *ctx, const trace_event *ev) {
                 return;
         }
 
-        t = find_task(ctx, ev->pid, ev->bdi, &created);
+        slot = find_task(ctx, ev->pid, ev->bdi, &created);
+        t = slot ? &slot->t : NULL;
         if (!t) {
                 ctx->tick.dropped_tasks++;
                 ctx->total.dropped_tasks++;
@@ -402,6 +408,7 @@ static void aggregate(trace_ctx *ctx, const trace_event *ev) {
                         t->pauses++;
                         t->pause_ms += pause;
                         t->max_pause_ms = MAX(t->max_pause_ms, pause);
+                        slot->pause_end_usec = MAX(slot->pause_end_usec, ev->time_usec + pause * 1000);
                 }
                 t->task_ratelimit_bytes_per_s = mul_sat(ev->task_ratelimit_kbps, 1024);
                 t->dirty_bytes = mul_sat(ev->dirty_pages, ctx->page_size);
@@ -537,8 +544,36 @@ static int cmp_device(const void *a, const void *b) {
         return strcmp(((const trace_device *) a)->bdi, ((const trace_device *) b)->bdi);
 }
 
-int trace_tick(trace_ctx *ctx, uint64_t elapsed_usec, trace_tick_result *ret) {
-        size_t n = 0;
+/* The part of a task's pauses that runs past now_usec: it belongs to the next tick. */
+static uint64_t overhang_ms(const task_slot *s, uint64_t now_usec) {
+        if (now_usec == 0 || s->pause_end_usec <= now_usec)
+                return 0;
+        return MIN((s->pause_end_usec - now_usec + 500) / 1000, s->t.pause_ms);
+}
+
+/* Start the next tick with the pauses still running at the end of this one. */
+static void carry_pauses(trace_ctx *ctx, const task_slot *carried, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                bool created;
+                task_slot *s = find_task(ctx, carried[i].t.pid, carried[i].t.bdi, &created);
+                trace_device *d = find_device(ctx, carried[i].t.bdi);
+
+                if (s) {
+                        snprintf(s->t.comm, sizeof(s->t.comm), "%s", carried[i].t.comm);
+                        s->t.cgroup_ino = carried[i].t.cgroup_ino;
+                        s->t.pause_ms = carried[i].t.pause_ms;
+                        s->pause_end_usec = carried[i].pause_end_usec;
+                }
+                if (d) {
+                        d->pause_ms += carried[i].t.pause_ms;
+                        if (created)
+                                d->n_tasks++;
+                }
+        }
+}
+
+int trace_tick_at(trace_ctx *ctx, uint64_t elapsed_usec, uint64_t now_usec, trace_tick_result *ret) {
+        size_t n = 0, n_carried = 0;
         int r;
 
         r = trace_process(ctx);
@@ -546,10 +581,23 @@ int trace_tick(trace_ctx *ctx, uint64_t elapsed_usec, trace_tick_result *ret) {
                 log_debug_errno(r, "Failed to read trace_pipe: %m");
 
         for (size_t i = 0; i < TASK_SLOTS; i++) {
-                if (!ctx->slots[i].used)
+                task_slot *s = &ctx->slots[i];
+                uint64_t over;
+
+                if (!s->used)
                         continue;
-                ctx->out_tasks[n] = ctx->slots[i].t;
-                ctx->slots[i].used = false;
+                over = overhang_ms(s, now_usec);
+                if (over > 0) {
+                        trace_device *d = find_device(ctx, s->t.bdi);
+
+                        s->t.pause_ms -= over;
+                        if (d)
+                                d->pause_ms -= MIN(over, d->pause_ms);
+                        ctx->carried[n_carried] = *s;
+                        ctx->carried[n_carried++].t.pause_ms = over;
+                }
+                ctx->out_tasks[n] = s->t;
+                s->used = false;
                 n++;
         }
         ctx->n_tasks = 0;
@@ -573,7 +621,17 @@ int trace_tick(trace_ctx *ctx, uint64_t elapsed_usec, trace_tick_result *ret) {
         };
         ctx->n_devices = 0;
         memset(&ctx->tick, 0, sizeof(ctx->tick));
+        carry_pauses(ctx, ctx->carried, n_carried);
         return r < 0 ? r : 0;
+}
+
+int trace_tick(trace_ctx *ctx, uint64_t elapsed_usec, trace_tick_result *ret) {
+        struct timespec ts;
+        uint64_t now_usec = 0;
+
+        if (ctx->clock_mono && clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
+                now_usec = (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+        return trace_tick_at(ctx, elapsed_usec, now_usec, ret);
 }
 
 /* ---- tracefs instance -------------------------------------------------------------------------- */
@@ -681,6 +739,11 @@ int trace_new(const char *tracefs, const char *instance, trace_ctx **ret) {
         r = instance_write(ctx->instance_dir, "buffer_size_kb", "256");
         if (r < 0)
                 log_debug_errno(r, "Failed to size trace buffer, keeping the default: %m");
+        /* event times in CLOCK_MONOTONIC let a pause be split between the ticks it spans */
+        r = instance_write(ctx->instance_dir, "trace_clock", "mono");
+        if (r < 0)
+                log_debug_errno(r, "Failed to set trace_clock to mono, pauses count in the tick they start in: %m");
+        ctx->clock_mono = r >= 0;
         r = instance_write(ctx->instance_dir, "events/writeback/balance_dirty_pages/enable", "1");
         if (r < 0) {
                 log_warning_errno(r, "Failed to enable writeback/balance_dirty_pages in %s, throttle attribution disabled: %m", ctx->instance_dir);

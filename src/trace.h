@@ -65,8 +65,9 @@ typedef struct trace_task {
         uint64_t pauses;                  /* events with pause > 0 */
         uint64_t pause_ms;                /* sum of positive pauses */
         uint64_t max_pause_ms;
-        double pause_ms_per_s;            /* pause_ms over the tick: 1000 = blocked all the time; a pause counts in the
-                                           * tick it starts in, so this can exceed 1000 by one pause (<= 200 ms) */
+        double pause_ms_per_s;            /* pause_ms over the tick: 1000 = blocked all the time. A pause that runs past
+                                           * the tick's end counts in the ticks it spans when the trace clock is
+                                           * CLOCK_MONOTONIC, else in the tick it starts in (up to 1000 + 200) */
         /* from the last event */
         uint64_t task_ratelimit_bytes_per_s;
         uint64_t dirty_bytes, limit_bytes, setpoint_bytes;
@@ -127,7 +128,10 @@ int trace_fd(trace_ctx *ctx);
 int trace_process(trace_ctx *ctx);
 /* Feed text as if read from the pipe (tests, replay). Partial lines are kept for the next call. */
 void trace_feed(trace_ctx *ctx, const char *buf, size_t len);
-/* Drain the pipe, then hand out the tick's aggregates and reset them. */
+/* Drain the pipe, then hand out the tick's aggregates and reset them. The part of a pause after
+ * now_usec (trace clock; 0 = do not split) is carried into the next tick, with events = pauses = 0. */
+int trace_tick_at(trace_ctx *ctx, uint64_t elapsed_usec, uint64_t now_usec, trace_tick_result *ret);
+/* trace_tick_at() at CLOCK_MONOTONIC now when the instance uses the mono trace clock, else unsplit. */
 int trace_tick(trace_ctx *ctx, uint64_t elapsed_usec, trace_tick_result *ret);
 
 /* A context that reads nothing: for trace_feed() in tests and replays. page_size 0 = the machine's. */

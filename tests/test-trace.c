@@ -237,6 +237,56 @@ static void test_bounds(void) {
         trace_free(ctx);
 }
 
+/* A pause that runs past the tick's end is split between the ticks it spans. */
+static void test_split_pauses(void) {
+        trace_ctx *ctx = NULL;
+        trace_tick_result r;
+        const trace_task *t;
+        const trace_device *d;
+        /* tick 1 ends at 10.000000 s: the 200 ms pause from 9.950 s has 50 ms in it, 150 ms after */
+        static const char text[] =
+                "dd-7 [000] 9.500000: balance_dirty_pages: bdi 7:0: limit=10 setpoint=8 dirty=9 task_ratelimit=4 pause=100\n"
+                "dd-7 [000] 9.950000: balance_dirty_pages: bdi 7:0: limit=10 setpoint=8 dirty=9 task_ratelimit=4 pause=200\n"
+                "cp-8 [001] 9.990000: balance_dirty_pages: bdi 7:0: limit=10 setpoint=8 dirty=9 task_ratelimit=4 pause=8\n";
+
+        CHECK(trace_new_detached(4096, &ctx) == 0);
+        trace_feed(ctx, text, strlen(text));
+        CHECK(trace_tick_at(ctx, 1000000, 10000000, &r) == 0);
+        t = find_task(&r, 7, "7:0");
+        CHECK(t && t->pause_ms == 150 && t->pauses == 2 && t->max_pause_ms == 200);
+        t = find_task(&r, 8, "7:0");
+        CHECK(t && t->pause_ms == 8);
+        d = find_device(&r, "7:0");
+        CHECK(d && d->pause_ms == 158 && d->pauses == 3);
+
+        /* tick 2 (to 10.100 s) gets 100 ms of it, with no event of its own */
+        CHECK(trace_tick_at(ctx, 100000, 10100000, &r) == 0);
+        CHECK_EQ_U64(r.n_tasks, 1);
+        t = find_task(&r, 7, "7:0");
+        CHECK(t && t->pause_ms == 100 && t->pauses == 0 && t->events == 0);
+        CHECK(t && t->pause_ms_per_s > 999.9 && t->pause_ms_per_s < 1000.1);
+        CHECK(t && strcmp(t->comm, "dd") == 0);
+        d = find_device(&r, "7:0");
+        CHECK(d && d->pause_ms == 100 && d->n_tasks == 1);
+
+        /* tick 3 gets the last 50 ms; tick 4 nothing */
+        CHECK(trace_tick_at(ctx, 100000, 10200000, &r) == 0);
+        t = find_task(&r, 7, "7:0");
+        CHECK(t && t->pause_ms == 50);
+        CHECK(trace_tick_at(ctx, 100000, 10300000, &r) == 0);
+        CHECK_EQ_U64(r.n_tasks, 0);
+        CHECK_EQ_U64(r.n_devices, 0);
+
+        /* now 0: no split, the whole pause counts where it started */
+        trace_feed(ctx, text, strlen(text));
+        CHECK(trace_tick_at(ctx, 1000000, 0, &r) == 0);
+        t = find_task(&r, 7, "7:0");
+        CHECK(t && t->pause_ms == 300);
+        CHECK(trace_tick_at(ctx, 1000000, 0, &r) == 0);
+        CHECK_EQ_U64(r.n_tasks, 0);
+        trace_free(ctx);
+}
+
 static void test_cgroup_path(void) {
         char root[] = "/tmp/test-trace-cg.XXXXXX", p[256], buf[256];
         struct stat st;
@@ -274,6 +324,7 @@ int main(void) {
         test_file_dd();
         test_file_lost_and_spaces();
         test_bounds();
+        test_split_pauses();
         test_cgroup_path();
         {
                 /* no usable tracefs there: an error, nothing created */
