@@ -21,6 +21,7 @@ typedef struct proc_entry {
         uint64_t read_usec;
         uint64_t write_bytes_per_s, cancelled_write_bytes_per_s;
         uint64_t rate_usec;                            /* the tick the rates are for; 0 = no rate yet */
+        int8_t kthread;                                /* 1 kernel thread, 0 not, -1 not known yet */
 } proc_entry;
 
 /* One thread from taskstats, this tick, with rates against its previous reading. */
@@ -98,6 +99,28 @@ int attribution_read_proc_io(const char *path, uint64_t *ret_write_bytes, uint64
         return have_w && have_c ? 0 : -EBADMSG;
 }
 
+#define PF_KTHREAD 0x00200000   /* include/linux/sched.h */
+
+int attribution_read_proc_kthread(const char *path) {
+        _cleanup_close_ int fd = -1;
+        char buf[1024], *p;
+        unsigned long flags;
+        ssize_t n;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof(buf) - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = 0;
+        /* comm may hold spaces and ')': the fields start after the last ')'; flags is the 9th field */
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+                return -EBADMSG;
+        return (flags & PF_KTHREAD) != 0;
+}
+
 static int cmp_pid(const void *a, const void *b) {
         const proc_entry *x = a, *y = b;
         return x->pid < y->pid ? -1 : x->pid > y->pid;
@@ -121,14 +144,17 @@ static bool read_proc(attribution *a, int32_t pid, const proc_entry *old, uint64
         if (old)
                 *e = *old;
         else
-                *e = (proc_entry) { .pid = pid };
+                *e = (proc_entry) { .pid = pid, .kthread = -1 };
         if (old && old->read_usec < now_usec && w >= old->write_bytes && c >= old->cancelled_write_bytes) {
                 uint64_t dt = now_usec - old->read_usec;
                 e->write_bytes_per_s = (uint64_t) ((double) (w - old->write_bytes) * 1e6 / (double) dt);
                 e->cancelled_write_bytes_per_s = (uint64_t) ((double) (c - old->cancelled_write_bytes) * 1e6 / (double) dt);
                 e->rate_usec = now_usec;
-        } else
+        } else {
                 e->rate_usec = 0;
+                e->kthread = -1;   /* counters went back: perhaps a new process under a reused pid */
+                e->comm[0] = 0;
+        }
         e->write_bytes = w;
         e->cancelled_write_bytes = c;
         e->read_usec = now_usec;
@@ -198,13 +224,29 @@ static int cmp_rate(const void *x, const void *y) {
         return cmp_pid(a, b);
 }
 
-/* The top dirtiers of this tick: read this tick, with a non-zero rate. */
+/* Kernel threads (loop workers doing direct I/O, flushers) write on behalf of others: not dirtiers. */
+static bool is_kthread(attribution *a, proc_entry *e) {
+        char path[64];
+        _cleanup_free_ char *full = NULL;
+
+        if (e->kthread < 0) {
+                snprintf(path, sizeof(path), "/proc/%" PRId32 "/stat", e->pid);
+                full = path_join_root(a->root, path);
+                /* unreadable: gone, or a fake tree without stat; keep it listed */
+                e->kthread = full && attribution_read_proc_kthread(full) > 0;
+        }
+        return e->kthread == 1;
+}
+
+/* The top dirtiers of this tick: read this tick, with a non-zero rate, not kernel threads. */
 static void pick_top(attribution *a, uint64_t now_usec) {
         a->n_top = 0;
         for (size_t i = 0; i < a->n_procs; i++) {
-                const proc_entry *e = &a->procs[i];
+                proc_entry *e = &a->procs[i];
 
                 if (e->rate_usec != now_usec || (e->write_bytes_per_s == 0 && e->cancelled_write_bytes_per_s == 0))
+                        continue;
+                if (is_kthread(a, e))
                         continue;
                 if (a->n_top < ELEMENTSOF(a->top)) {
                         a->top[a->n_top++] = *e;

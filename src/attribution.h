@@ -45,3 +45,5 @@ json_object *attribution_device_json(const attribution *a, const char *bdi);
 
 /* Reads write_bytes and cancelled_write_bytes of a /proc/<pid>/io file. 0, -errno or -EBADMSG. */
 int attribution_read_proc_io(const char *path, uint64_t *ret_write_bytes, uint64_t *ret_cancelled_write_bytes);
+/* From a /proc/<pid>/stat: 1 if it is a kernel thread (PF_KTHREAD), 0 if not, -errno or -EBADMSG. */
+int attribution_read_proc_kthread(const char *path);

@@ -70,6 +70,12 @@ ok "top: dd ($dd_pid) paused $(json_get "$out" "[t for t in j['paused'] if t['pi
 json_check "$out" "dev(j, '$majmin') is not None and dev(j, '$majmin')['throttle']['pauses'] > 0" ||
         { echo "$out"; fail "top: device $majmin has no throttle figures"; }
 ok "top: device $majmin listed with its pauses"
+# the loop worker writing our device with direct I/O is a kernel thread: not a dirtier
+for pid in $(json_get "$out" "' '.join(str(t['pid']) for t in j['dirtiers'])"); do
+        flags=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f7) || continue
+        [[ -n $flags ]] && (( flags & 0x00200000 )) && { echo "$out"; fail "top: kernel thread $pid listed as a dirtier"; }
+done
+ok "top: no kernel thread among the dirtiers ($(json_get "$out" "', '.join(t['comm'] for t in j['dirtiers'])"))"
 text=$(ctl top --once) || fail "top --once failed"
 grep -Eq "^ *$dd_pid +dd " <<< "$text" || { echo "$text"; fail "top --once text has no dd line"; }
 ok "top --once text lists dd"

@@ -1,0 +1,66 @@
+/* Tests for the /proc readers of attribution.c, on files written here. */
+#include <unistd.h>
+
+#include "attribution.h"
+#include "tap.h"
+#include "util.h"
+
+static char dir[] = "/tmp/test-attribution.XXXXXX";
+
+static const char *put(const char *name, const char *text) {
+        static char path[256];
+
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        f = fopen(path, "we");
+        if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+                printf("# cannot write %s\n", path);
+        return path;
+}
+
+static void test_proc_io(void) {
+        uint64_t w = 0, c = 0;
+
+        CHECK(attribution_read_proc_io(put("io", "rchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\nread_bytes: 5\n"
+                                                 "write_bytes: 409600\ncancelled_write_bytes: 8192\n"), &w, &c) == 0);
+        CHECK_EQ_U64(w, 409600);
+        CHECK_EQ_U64(c, 8192);
+        /* "write_bytes" inside "cancelled_write_bytes" is not taken for it */
+        CHECK(attribution_read_proc_io(put("io", "cancelled_write_bytes: 7\nwrite_bytes: 9\n"), &w, &c) == 0);
+        CHECK(w == 9 && c == 7);
+        CHECK(attribution_read_proc_io(put("io", "write_bytes: 9\n"), &w, &c) == -EBADMSG);
+        CHECK(attribution_read_proc_io(put("io", "write_bytes: x\ncancelled_write_bytes: 1\n"), &w, &c) == -EBADMSG);
+        CHECK(attribution_read_proc_io("/nonexistent/io", &w, &c) == -ENOENT);
+}
+
+static void test_proc_kthread(void) {
+        /* captured from 6.18: a loop worker, and dd */
+        CHECK(attribution_read_proc_kthread(put("stat", "1234 (kworker/u8:2-loop0) I 2 0 0 0 -1 69238880 0 0 0 0 0 3 0 0 20 0 1 0 871 0 0 "
+                                                        "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n")) == 1);
+        CHECK(attribution_read_proc_kthread(put("stat", "4321 (dd) D 900 4321 900 34816 4321 4194560 120 0 0 0 0 85 0 0 20 0 1 0 9001 "
+                                                        "5619712 384 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n")) == 0);
+        /* a comm with spaces and ')' does not shift the fields */
+        CHECK(attribution_read_proc_kthread(put("stat", "77 (a) b (c)) S 1 77 77 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 5\n")) == 0);
+        CHECK(attribution_read_proc_kthread(put("stat", "77 (x) S 1\n")) == -EBADMSG);
+        CHECK(attribution_read_proc_kthread(put("stat", "garbage")) == -EBADMSG);
+        CHECK(attribution_read_proc_kthread("/nonexistent/stat") == -ENOENT);
+        /* this process is not a kernel thread; kthreadd is, where this /proc shows it as pid 2 */
+        CHECK(attribution_read_proc_kthread("/proc/self/stat") == 0);
+        char comm[32] = "";
+        if (read_one_line("/proc/2/comm", comm, sizeof(comm)) >= 0 && strcmp(comm, "kthreadd") == 0)
+                CHECK(attribution_read_proc_kthread("/proc/2/stat") == 1);
+}
+
+int main(void) {
+        if (!mkdtemp(dir)) {
+                printf("# mkdtemp failed\n");
+                return EXIT_FAILURE;
+        }
+        test_proc_io();
+        test_proc_kthread();
+        (void) unlink(put("io", ""));
+        (void) unlink(put("stat", ""));   /* put() names the file; unlink removes it */
+        (void) rmdir(dir);
+        TEST_EXIT();
+}
