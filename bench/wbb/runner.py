@@ -53,7 +53,8 @@ def write_series(path, rows, devs, marks):
             f.write("%.2f\t" % r[0] + "\t".join("%.3f" % (v / M) for v in r[1:]) + "\n")
 
 
-def metrics(sampler, devs, fio_end):
+def metrics(sampler, devs, fio_end, daemon_tunes=False):
+    """daemon_tunes: wbtuned ran, so vm knob changes are its own, not someone else's."""
     rows = sampler.rows
     peak, peak_t, thr_at_peak, worst = 0, 0, 0, 0.0
     thrs = []
@@ -85,7 +86,8 @@ def metrics(sampler, devs, fio_end):
                     "thresh_at_peak": thr_at_peak, "overshoot": worst,
                     "own_peak_bytes": own_peak, "own_overshoot": own_worst,
                     "foreign_peak_bytes": foreign,
-                    "foreign_knob_changes": sorted(knob_changes),
+                    "foreign_knob_changes": [] if daemon_tunes else sorted(knob_changes),
+                    "daemon_knob_changes": len(knob_changes) if daemon_tunes else 0,
                     "samples": len(rows)},
          "devices": {}}
     for d in devs:
@@ -220,7 +222,7 @@ def run_one(tb, opts, scen, case, tuning, rep, outdir):
             res["restore_errors"] = errs
     res["fio_end_s"] = fio_end
     res["marks"] = [(p_, l) for p_, l in case.phases] + sampler.marks
-    res.update(metrics(sampler, case.devices, fio_end))
+    res.update(metrics(sampler, case.devices, fio_end, daemon_tunes=tuning == "wbtuned"))
     if res["global"]["foreign_knob_changes"]:
         warn("someone else changed vm knobs during the run: %s" % res["global"]["foreign_knob_changes"])
     for d in case.devices:
