@@ -421,27 +421,109 @@ static void trim(char *s) {
 
 /* Traits and model of a disk from its sysfs dir (the one /sys/block/<disk> points to);
  * a partition's dir sits inside its disk's. */
-static void describe_disk(const char *root, unsigned major, unsigned minor, const blockdev_info *info,
-                          bdi_device *d) {
-        const char *up = info->is_partition ? "../" : "";
+/* Read everything disk_facts holds for one device from sysfs. */
+static void disk_facts_read(const char *root, unsigned major, unsigned minor, disk_facts *f) {
+        blockdev_info info;
+        const char *up;
         char buf[256], attr[64];
         uint64_t v;
+
+        *f = (disk_facts) { .major = major, .minor = minor };
+        f->lookup_r = blockdev_lookup(root, major, minor, &info);
+        if (f->lookup_r < 0)
+                return;
+        strscpy(f->name, sizeof(f->name), info.name);
+        strscpy(f->disk, sizeof(f->disk), info.disk);
+        f->is_partition = info.is_partition;
+        up = info.is_partition ? "../" : "";
 
         snprintf(attr, sizeof(attr), "%squeue/rotational", up);
         if (read_block_attr(root, major, minor, attr, buf, sizeof(buf)) >= 0 &&
             parse_u64(buf, &v) >= 0 && v > 0)
-                d->traits |= BDI_TRAIT_ROTATIONAL;
+                f->traits |= BDI_TRAIT_ROTATIONAL;
         snprintf(attr, sizeof(attr), "%sremovable", up);
         if (read_block_attr(root, major, minor, attr, buf, sizeof(buf)) >= 0 &&
             parse_u64(buf, &v) >= 0 && v > 0)
-                d->traits |= BDI_TRAIT_REMOVABLE;
-        if (info->usb)
-                d->traits |= BDI_TRAIT_USB;
+                f->traits |= BDI_TRAIT_REMOVABLE;
+        if (info.usb)
+                f->traits |= BDI_TRAIT_USB;
         snprintf(attr, sizeof(attr), "%sdevice/model", up);
         if (read_block_attr(root, major, minor, attr, buf, sizeof(buf)) >= 0) {
                 trim(buf);
-                strscpy(d->model, sizeof(d->model), buf);
+                strscpy(f->model, sizeof(f->model), buf);
         }
+}
+
+static int cmp_facts(const void *a, const void *b) {
+        const disk_facts *x = a, *y = b;
+
+        if (x->major != y->major)
+                return x->major < y->major ? -1 : 1;
+        return x->minor < y->minor ? -1 : x->minor > y->minor;
+}
+
+void disk_cache_begin(disk_cache *c, uint64_t now_usec) {
+        c->now_usec = now_usec;
+        for (size_t i = 0; i < c->n; i++)
+                c->v[i].seen = false;
+}
+
+void disk_cache_end(disk_cache *c) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < c->n; i++)
+                if (c->v[i].seen)
+                        c->v[k++] = c->v[i];
+        c->n = k;
+        qsort(c->v, c->n, sizeof(c->v[0]), cmp_facts);
+        c->n_sorted = c->n;
+}
+
+void disk_cache_done(disk_cache *c) {
+        free(c->v);
+        *c = (disk_cache) {};
+}
+
+/* The facts of major:minor, from the cache when fresh; into *buf when there is no cache or no room. */
+static const disk_facts *disk_facts_get(const char *root, disk_cache *c, unsigned major, unsigned minor,
+                                        disk_facts *buf) {
+        disk_facts key = { .major = major, .minor = minor }, *f = NULL;
+
+        if (!c) {
+                disk_facts_read(root, major, minor, buf);
+                return buf;
+        }
+        if (c->n_sorted > 0)
+                f = bsearch(&key, c->v, c->n_sorted, sizeof(c->v[0]), cmp_facts);
+        for (size_t i = c->n_sorted; !f && i < c->n; i++)   /* added this tick */
+                if (cmp_facts(&key, &c->v[i]) == 0)
+                        f = &c->v[i];
+        if (!f) {
+                if (c->n >= c->cap) {
+                        size_t cap = c->cap ? c->cap * 2 : 64;
+                        disk_facts *v = reallocarray(c->v, cap, sizeof(*v));
+
+                        if (!v) {
+                                disk_facts_read(root, major, minor, buf);
+                                return buf;
+                        }
+                        c->v = v;
+                        c->cap = cap;
+                }
+                f = &c->v[c->n++];
+                f->read_usec = 0;
+        }
+        if (f->read_usec == 0 || c->now_usec < f->read_usec || c->now_usec - f->read_usec >= DISK_FACTS_MAX_AGE_USEC) {
+                disk_facts_read(root, major, minor, f);
+                f->read_usec = c->now_usec ? c->now_usec : 1;
+        }
+        f->seen = true;
+        return f;
+}
+
+static void apply_facts(const disk_facts *f, bdi_device *d) {
+        d->traits |= f->traits;
+        strscpy(d->model, sizeof(d->model), f->model);
 }
 
 /* btrfs BDIs are "btrfs-N": find the fs whose <uuid>/bdi links to it; fill its devices' names. */
@@ -481,7 +563,7 @@ static int cmp_str(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-static int describe_btrfs(const char *root, const mount_table *mounts, bdi_device *d) {
+static int describe_btrfs(const char *root, const mount_table *mounts, disk_cache *cache, bdi_device *d) {
         char **devs = NULL;
         size_t n_devs = 0;
         int r;
@@ -516,7 +598,8 @@ static int describe_btrfs(const char *root, const mount_table *mounts, bdi_devic
                 char rel[PATH_MAX], buf[64];
                 _cleanup_free_ char *path = NULL;
                 unsigned major, minor;
-                blockdev_info info;
+                disk_facts buf_facts;
+                const disk_facts *f;
 
                 snprintf(rel, sizeof(rel), "/sys/class/block/%s/dev", devs[0]);
                 path = path_join_root(root, rel);
@@ -527,8 +610,9 @@ static int describe_btrfs(const char *root, const mount_table *mounts, bdi_devic
                         d->major = major;
                         d->minor = minor;
                         d->has_devnum = true;
-                        if (blockdev_lookup(root, major, minor, &info) >= 0)
-                                describe_disk(root, major, minor, &info, d);
+                        f = disk_facts_get(root, cache, major, minor, &buf_facts);
+                        if (f->lookup_r >= 0)
+                                apply_facts(f, d);
                 }
         }
 
@@ -538,8 +622,9 @@ static int describe_btrfs(const char *root, const mount_table *mounts, bdi_devic
         return r < 0 ? r : 0;
 }
 
-int devnames_describe(const char *root, const mount_table *mounts, bdi_device *d) {
-        blockdev_info info;
+int devnames_describe(const char *root, const mount_table *mounts, disk_cache *cache, bdi_device *d) {
+        const disk_facts *f = NULL;
+        disk_facts buf_facts;
         int r = 0;
 
         d->name[0] = d->fstype[0] = d->model[0] = '\0';
@@ -550,15 +635,18 @@ int devnames_describe(const char *root, const mount_table *mounts, bdi_device *d
         d->mounts = NULL;
         d->n_mounts = 0;
 
+        if (!starts_with(d->bdi, "btrfs-") && d->has_devnum)
+                f = disk_facts_get(root, cache, d->major, d->minor, &buf_facts);
+
         if (starts_with(d->bdi, "btrfs-"))
-                r = describe_btrfs(root, mounts, d);
-        else if (d->has_devnum && blockdev_lookup(root, d->major, d->minor, &info) >= 0) {
+                r = describe_btrfs(root, mounts, cache, d);
+        else if (f && f->lookup_r >= 0) {
                 /* mounts of the disk itself and of its partitions, in mountinfo order */
-                strscpy(d->name, sizeof(d->name), info.name);
-                for (size_t i = info.disk[0] ? first_on_disk(mounts, info.disk) : mounts->n_by_disk;
-                     i < mounts->n_by_disk && streq_ptr(mounts->by_disk[i]->disk, info.disk) && r >= 0; i++)
+                strscpy(d->name, sizeof(d->name), f->name);
+                for (size_t i = f->disk[0] ? first_on_disk(mounts, f->disk) : mounts->n_by_disk;
+                     i < mounts->n_by_disk && streq_ptr(mounts->by_disk[i]->disk, f->disk) && r >= 0; i++)
                         r = add_mount(d, mounts->by_disk[i]);
-                describe_disk(root, d->major, d->minor, &info, d);
+                apply_facts(f, d);
         } else if (d->has_devnum) {
                 /* No block device: nfs, fuse and other anonymous devices, matched by st_dev. */
                 const mount_entry *first = NULL;

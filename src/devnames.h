@@ -34,5 +34,33 @@ typedef struct mount_table {
 int mount_table_read(const char *root, mount_table *ret);
 void mount_table_done(mount_table *t);
 
-/* Fill name, fstype, mounts, model and traits of d (whose bdi and devnum are set). */
-int devnames_describe(const char *root, const mount_table *mounts, bdi_device *d);
+/* What sysfs says about one block device (its name, disk, traits, model): it does not change while the
+ * device exists, so it is read again only after DISK_FACTS_MAX_AGE_USEC or when the device comes back. */
+typedef struct disk_facts {
+        unsigned major, minor;
+        uint64_t read_usec;
+        bool seen;                     /* looked up since disk_cache_begin() */
+        int lookup_r;                  /* 0, or why the device has no sysfs entry */
+        char name[64];                 /* "sda1" */
+        char disk[64];                 /* "sda" */
+        bool is_partition;
+        unsigned traits;               /* BDI_TRAIT_ROTATIONAL, _REMOVABLE, _USB */
+        char model[64];
+} disk_facts;
+
+#define DISK_FACTS_MAX_AGE_USEC (30ULL * 1000000ULL)
+
+typedef struct disk_cache {
+        disk_facts *v;                 /* [0, n_sorted) by devnum, then the ones added this tick */
+        size_t n, n_sorted, cap;
+        uint64_t now_usec;
+} disk_cache;
+
+/* One tick's use of the cache: begin, any number of devnames_describe(), end (drops unseen devices). */
+void disk_cache_begin(disk_cache *c, uint64_t now_usec);
+void disk_cache_end(disk_cache *c);
+void disk_cache_done(disk_cache *c);
+
+/* Fill name, fstype, mounts, model and traits of d (whose bdi and devnum are set).
+ * cache: NULL to read sysfs every time. */
+int devnames_describe(const char *root, const mount_table *mounts, disk_cache *cache, bdi_device *d);

@@ -37,6 +37,7 @@ struct observe_ctx {
         uint64_t prev_written_total_bytes;
         prev_bdi *prev;                 /* sorted like sample.devices */
         size_t n_prev;
+        disk_cache disks;               /* sysfs facts of block devices, across ticks */
 };
 
 static void closedirp(DIR **d) {
@@ -134,6 +135,7 @@ observe_ctx *observe_free(observe_ctx *ctx) {
                 return NULL;
         free(ctx->root);
         free(ctx->prev);
+        disk_cache_done(&ctx->disks);
         free(ctx);
         return NULL;
 }
@@ -548,7 +550,7 @@ static int read_device(observe_ctx *ctx, const mount_table *mounts, bool debugfs
         r = read_bdi_knobs(ctx, bdi, &d->knobs);
         if (r < 0)
                 return r;
-        r = devnames_describe(ctx->root, mounts, d);
+        r = devnames_describe(ctx->root, mounts, &ctx->disks, d);
         if (r < 0) {
                 bdi_device_done(d);
                 return r;
@@ -670,6 +672,7 @@ static int read_devices(observe_ctx *ctx, sample *s) {
         r = mount_table_read(ctx->root, &mounts);
         if (r == -ENOMEM)
                 return r;
+        disk_cache_begin(&ctx->disks, s->time_usec);
         if (r < 0)
                 log_debug_errno(r, "Failed to read mountinfo, devices will have no mounts: %m");
 
@@ -699,6 +702,7 @@ static int read_devices(observe_ctx *ctx, sample *s) {
                         break;
                 s->n_devices++;
         }
+        disk_cache_end(&ctx->disks);
         mount_table_done(&mounts);
         if (r < 0)
                 return r;

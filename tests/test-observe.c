@@ -524,6 +524,32 @@ static void test_blockstat_fallback(observe_ctx *ctx, sample *s) {
         CHECK(d->backlog_s == 0.0);
 }
 
+/* Block device facts are cached: re-read only when older than DISK_FACTS_MAX_AGE_USEC or after the BDI was gone. */
+static void test_disk_cache(observe_ctx *ctx, sample *s) {
+        const uint64_t t0 = 6000000;
+
+        put(SDA "/device/model", "NEW MODEL\n");
+        put(SDA "/queue/rotational", "0\n");
+        CHECK(observe_sample_at(ctx, t0 + 1000000, s) == 0);
+        CHECK_STREQ(DEV(s, "8:0")->model, "QEMU HARDDISK");          /* read at 1 s, still fresh */
+        CHECK(DEV(s, "8:0")->traits & BDI_TRAIT_ROTATIONAL);
+        sample_done(s);
+        CHECK(observe_sample_at(ctx, 1000000 + DISK_FACTS_MAX_AGE_USEC, s) == 0);
+        CHECK_STREQ(DEV(s, "8:0")->model, "NEW MODEL");
+        CHECK(!(DEV(s, "8:0")->traits & BDI_TRAIT_ROTATIONAL));
+        sample_done(s);
+
+        /* the BDI goes away for a tick and comes back as a different device: read again at once */
+        put(SDB "/device/model", "Other Stick\n");
+        rm_rf("sys/class/bdi/8:16");
+        CHECK(observe_sample_at(ctx, 2000000 + DISK_FACTS_MAX_AGE_USEC, s) == 0);
+        CHECK(dev(s, "8:16") == NULL);
+        sample_done(s);
+        put_knobs("8:16", true);
+        CHECK(observe_sample_at(ctx, 3000000 + DISK_FACTS_MAX_AGE_USEC, s) == 0);
+        CHECK(DEV(s, "8:16") && strcmp(DEV(s, "8:16")->model, "Other Stick") == 0);
+}
+
 static void test_find_copy(const sample *s) {
         sample c = {};
 
@@ -763,6 +789,8 @@ int main(void) {
         test_second_sample(ctx, &s);
         sample_done(&s);
         test_blockstat_fallback(ctx, &s);
+        sample_done(&s);
+        test_disk_cache(ctx, &s);
         sample_done(&s);
         observe_free(ctx);
 
