@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,25 +341,29 @@ static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bdi_knobs *k) {
                 { "strict_limit",   BDI_HAVE_STRICT_LIMIT,   offsetof(bdi_knobs, strict_limit),   true  },
         };
         _cleanup_free_ char *dir = NULL;
+        _cleanup_close_ int dirfd = -1;
         bool any_gone = false;
 
         *k = (bdi_knobs) {};
+        dir = root_path(ctx, "/sys/class/bdi/%s", bdi);
+        if (!dir)
+                return -ENOMEM;
+        /* one lookup of the directory, then each knob relative to it */
+        dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd < 0)
+                return errno == ENOENT ? -ENODEV : -errno;
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                _cleanup_free_ char *path = NULL;
                 uint64_t v;
                 int r;
 
-                path = root_path(ctx, "/sys/class/bdi/%s/%s", bdi, table[i].file);
-                if (!path)
-                        return -ENOMEM;
-                r = read_u64_file(path, &v);
+                r = read_u64_file_at(dirfd, table[i].file, &v);
                 if (r < 0) {
                         if (r == -ENODEV)
                                 return r;
                         if (r == -ENOENT)
                                 any_gone = true;
                         else
-                                log_debug_errno(r, "Ignoring %s: %m", path);
+                                log_debug_errno(r, "Ignoring %s/%s: %m", dir, table[i].file);
                         continue;
                 }
                 k->have |= table[i].bit;
@@ -369,13 +374,8 @@ static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bdi_knobs *k) {
         }
 
         /* A missing knob file is an older kernel, unless the whole BDI is gone. */
-        if (any_gone) {
-                dir = root_path(ctx, "/sys/class/bdi/%s", bdi);
-                if (!dir)
-                        return -ENOMEM;
-                if (access(dir, F_OK) < 0)
-                        return -ENODEV;
-        }
+        if (any_gone && access(dir, F_OK) < 0)
+                return -ENODEV;
         return 0;
 }
 

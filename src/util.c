@@ -59,13 +59,17 @@ int read_file_full(const char *path, char **ret, size_t *ret_size) {
 }
 
 int read_one_line(const char *path, char *buf, size_t size) {
+        return read_one_line_at(AT_FDCWD, path, buf, size);
+}
+
+int read_one_line_at(int dirfd, const char *path, char *buf, size_t size) {
         _cleanup_close_ int fd = -1;
         ssize_t n;
         char *nl;
 
         if (size < 2)
                 return -EINVAL;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
         do
@@ -81,10 +85,14 @@ int read_one_line(const char *path, char *buf, size_t size) {
 }
 
 int read_u64_file(const char *path, uint64_t *ret) {
+        return read_u64_file_at(AT_FDCWD, path, ret);
+}
+
+int read_u64_file_at(int dirfd, const char *path, uint64_t *ret) {
         char buf[64];
         int r;
 
-        r = read_one_line(path, buf, sizeof buf);
+        r = read_one_line_at(dirfd, path, buf, sizeof buf);
         if (r < 0)
                 return r;
         return parse_u64(buf, ret);

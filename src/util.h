@@ -34,9 +34,12 @@ int read_file_full(const char *path, char **ret, size_t *ret_size);
 
 /* Read the first line of a file (sysfs/procfs knob), newline stripped. 0 or -errno. */
 int read_one_line(const char *path, char *buf, size_t size);
+/* The same, path relative to dirfd (or AT_FDCWD): saves the lookup of a directory read many times. */
+int read_one_line_at(int dirfd, const char *path, char *buf, size_t size);
 
 /* Read a single unsigned 64-bit number from a file. -EINVAL if the content is not one. */
 int read_u64_file(const char *path, uint64_t *ret);
+int read_u64_file_at(int dirfd, const char *path, uint64_t *ret);
 
 /* Write a string to an existing file (no O_CREAT), as sysctl/sysfs need. 0 or -errno. */
 int write_string_file(const char *path, const char *s);
