@@ -60,6 +60,7 @@ def add_run_args(p):
     p.add_argument("--fs", type=csv, help="filesystems (thresh: matrix; slowfast: slow,fast)")
     p.add_argument("--thresholds", type=csv, help="thresh: dirty_bytes list, e.g. 1M,100M")
     p.add_argument("--writers", type=csv, help="thresh: writer counts, e.g. 1,10")
+    p.add_argument("--bs", help="thresh: bytes per write() call (1M)")
     p.add_argument("--runtime", type=float, help="seconds per run (thresh 10, multi 30, overwrite 20)")
     p.add_argument("--phase", type=float, help="slowfast: seconds per phase (20)")
     p.add_argument("--dirty", help="slowfast: dirty_bytes pin (400M; 0 = the kernel ratios as found)")

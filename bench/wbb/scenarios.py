@@ -52,6 +52,7 @@ class Thresh:
         self.writers = [int(w) for w in (o.writers or [1, 10, 100])]
         self.runtime = o.runtime or 10
         self.bps = 0 if o.unthrottled else o.fast_bps
+        self.bs = getattr(o, "bs", None) or "1M"
 
     def devspecs(self):
         return [DevSpec(fs, self.bps, "dev-" + fs) for fs in self.fs]
@@ -60,9 +61,10 @@ class Thresh:
         for dev in devs:
             for t in self.thresholds:
                 for n in self.writers:
-                    g = Group("%ddd" % n, dev, self.runtime, numjobs=n,
+                    g = Group("%ddd" % n, dev, self.runtime, numjobs=n, bs=self.bs,
                               size=_jobsize(dev.bps, self.runtime, t, n))
-                    yield Case("thresh=%s-%s-%ddd" % (fmt_size(t).replace(".0", ""), dev.fs, n),
+                    bs = "" if self.bs == "1M" else "-bs" + self.bs
+                    yield Case("thresh=%s-%s-%ddd%s" % (fmt_size(t).replace(".0", ""), dev.fs, n, bs),
                                [dev], [g], base=pin(t))
 
 
