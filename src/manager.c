@@ -487,15 +487,21 @@ static void manager_print_tick(manager *m) {
 
 /* --- life cycle ---------------------------------------------------------------------- */
 
-static int on_trace_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        manager *m = userdata;
+/* The trace pipe is read on every tick and at least this often. Not on EPOLLIN: trace_pipe is readable
+ * after each event, and waking per event cost 1.5 % of a core at 230 events/s. */
+#define TRACE_DRAIN_USEC (1000000ULL)
 
-        if (revents & (EPOLLERR | EPOLLHUP)) {
-                /* the timer still drains the pipe each tick */
-                log_debug("The trace pipe reported an error; reading it on ticks only.");
-                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
-        }
+static int on_trace_drain(sd_event_source *s, uint64_t usec, void *userdata) {
+        manager *m = userdata;
+        int r;
+
+        (void) usec;
         attribution_process(m->attribution);
+        r = sd_event_source_set_time_relative(s, TRACE_DRAIN_USEC);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_debug_errno(r, "Failed to re-arm the trace drain timer, reading the pipe on ticks only: %m");
         return 0;
 }
 
@@ -519,9 +525,10 @@ static int manager_attribution_start(manager *m) {
                 return r;
         fd = attribution_trace_fd(m->attribution);
         if (fd >= 0 && m->event) {
-                r = sd_event_add_io(m->event, &m->trace_source, fd, EPOLLIN, on_trace_readable, m);
+                r = sd_event_add_time_relative(m->event, &m->trace_source, CLOCK_MONOTONIC, TRACE_DRAIN_USEC, 0,
+                                               on_trace_drain, m);
                 if (r < 0)
-                        log_debug_errno(r, "Failed to watch the trace pipe, reading it on ticks only: %m");
+                        log_debug_errno(r, "Failed to add the trace drain timer, reading the pipe on ticks only: %m");
         }
         return 0;
 }

@@ -735,8 +735,9 @@ int trace_new(const char *tracefs, const char *instance, trace_ctx **ret) {
         }
         ctx->instance_dir = TAKE_PTR(dir);
 
-        /* 256 KiB per CPU holds ~1800 events, ample between two ticks; the default is 1.4 MiB per CPU. */
-        r = instance_write(ctx->instance_dir, "buffer_size_kb", "256");
+        /* 1 MiB per CPU holds ~7000 events, what 100 throttled writers make in the 1 s between two reads
+         * (the daemon reads on its tick and at least every second); the default is 1.4 MiB per CPU. */
+        r = instance_write(ctx->instance_dir, "buffer_size_kb", "1024");
         if (r < 0)
                 log_debug_errno(r, "Failed to size trace buffer, keeping the default: %m");
         /* event times in CLOCK_MONOTONIC let a pause be split between the ticks it spans */

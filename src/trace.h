@@ -120,8 +120,8 @@ int trace_new(const char *tracefs, const char *instance, trace_ctx **ret);
 /* Closes the pipe and removes the instance. NULL-safe; returns NULL. */
 trace_ctx *trace_free(trace_ctx *ctx);
 
-/* Non-blocking fd of trace_pipe, for the event loop (EPOLLIN). Note: the kernel only reports it
- * readable once the buffer is buffer_percent full, so also call trace_tick() from the timer. */
+/* Non-blocking fd of trace_pipe. It is readable after every event, so an event loop should read it on
+ * a timer (trace_process) rather than on EPOLLIN, which would wake it per event. */
 int trace_fd(trace_ctx *ctx);
 /* Read what is available (up to TRACE_READ_BUDGET bytes), parse and aggregate. Never blocks.
  * Returns the number of events aggregated, or -errno on a read error. */
