@@ -88,6 +88,13 @@ if grep -qE "^task pid=$dd_pid comm=dd bdi=$majmin pauses=[1-9]" "$work/out"; th
 else
         echo "not ok - no pause of dd ($dd_pid) on $majmin"; fail=1
 fi
+# a single task cannot sleep more than the tick: pauses running past a tick's end are split (mono trace clock)
+worst=$(sed -n 's/^task .* pause_ms_per_s=\([0-9]*\) .*/\1/p' "$work/out" | sort -n | tail -n1)
+if [ "${worst:-0}" -le 1050 ]; then
+        echo "ok - no task paused more than its tick (worst ${worst:-0} ms/s)"
+else
+        echo "not ok - a task paused ${worst} ms per second of tick"; fail=1
+fi
 if grep -q "^instance-removed yes" "$work/out" && [ "$rc" = 0 ]; then
         echo "ok - trace instance removed"
 else
