@@ -1,0 +1,40 @@
+#!/bin/bash
+# btrfs at dirty_bytes=1M (background 512K), one writer, 10 s: mount default (commit=30) against commit=1.
+# Prints MB/s and the mean global dirty and writeback. Root; its own loop device, throttled to 120 MB/s;
+# the vm knobs are restored on every exit. Usage: bench/btrfs-commit-1m.sh
+set -u
+[ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 77; }
+for t in mkfs.btrfs fio losetup; do command -v $t >/dev/null || { echo "no $t" >&2; exit 77; }; done
+work=$(mktemp -d /var/tmp/exp-btrfs.XXXXXX)
+vm=/proc/sys/vm
+saved_b=$(cat $vm/dirty_bytes) saved_bb=$(cat $vm/dirty_background_bytes) saved_r=$(cat $vm/dirty_ratio) saved_br=$(cat $vm/dirty_background_ratio)
+thr=/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
+loop=
+cleanup() {
+  if [ "$saved_b" != 0 ]; then echo $saved_b > $vm/dirty_bytes; else echo $saved_r > $vm/dirty_ratio; fi
+  if [ "$saved_bb" != 0 ]; then echo $saved_bb > $vm/dirty_background_bytes; else echo $saved_br > $vm/dirty_background_ratio; fi
+  mountpoint -q $work/mnt && umount $work/mnt
+  [ -n "$loop" ] && { echo "$mm 0" > $thr; losetup -d $loop; }
+  rm -rf $work
+}
+trap cleanup EXIT
+truncate -s 8G $work/img
+loop=$(losetup --find --show --direct-io=on $work/img)
+mm=$(cat /sys/block/${loop#/dev/}/dev)
+echo "$mm 125829120" > $thr
+mkfs.btrfs -q -f $loop
+mkdir $work/mnt
+for opts in "" "commit=1" "" "commit=1"; do
+  mount ${opts:+-o $opts} $loop $work/mnt
+  echo 1048576 > $vm/dirty_bytes; echo 524288 > $vm/dirty_background_bytes
+  ( i=0; while sleep 0.1; do awk '$1=="nr_dirty"{d=$2} $1=="nr_writeback"{w=$2} END{print d*4, w*4}' /proc/vmstat; done ) > $work/samples &
+  sp=$!
+  out=$(fio --name=w --directory=$work/mnt --rw=write --bs=1M --size=4G --runtime=10 --time_based --ioengine=psync --output-format=json 2>/dev/null)
+  kill $sp
+  bw=$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["write"]["bw"]/1024)')
+  if [ "$saved_b" != 0 ]; then echo $saved_b > $vm/dirty_bytes; else echo $saved_r > $vm/dirty_ratio; fi
+  if [ "$saved_bb" != 0 ]; then echo $saved_bb > $vm/dirty_background_bytes; else echo $saved_br > $vm/dirty_background_ratio; fi
+  awk -v o="${opts:-default}" -v bw="$bw" '{d+=$1; w+=$2; n++} END{printf "%-9s %6.1f MB/s  mean dirty %.0f KB writeback %.0f KB\n", o, bw, d/n, w/n}' $work/samples
+  sync -f $work/mnt; umount $work/mnt
+  rm -f $work/samples
+done
