@@ -224,7 +224,7 @@ static int cmp_rate(const void *x, const void *y) {
         return cmp_pid(a, b);
 }
 
-/* Kernel threads (loop workers doing direct I/O, flushers) write on behalf of others: not dirtiers. */
+/* Kernel threads (a buffered loop device's worker dirtying its backing file, flushers) write for others. */
 static bool is_kthread(attribution *a, proc_entry *e) {
         char path[64];
         _cleanup_free_ char *full = NULL;

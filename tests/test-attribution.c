@@ -1,4 +1,5 @@
-/* Tests for the /proc readers of attribution.c, on files written here. */
+/* Tests for the /proc readers of attribution.c and the dirtiers list, on files written here. */
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attribution.h"
@@ -13,6 +14,8 @@ static const char *put(const char *name, const char *text) {
         FILE *f;
 
         snprintf(path, sizeof(path), "%s/%s", dir, name);
+        if (!text)
+                return path;
         f = fopen(path, "we");
         if (!f || fputs(text, f) < 0 || fclose(f) != 0)
                 printf("# cannot write %s\n", path);
@@ -52,6 +55,61 @@ static void test_proc_kthread(void) {
                 CHECK(attribution_read_proc_kthread("/proc/2/stat") == 1);
 }
 
+static void put_proc(int pid, const char *comm, unsigned long flags, unsigned long long write_bytes) {
+        char name[64], text[256];
+
+        snprintf(name, sizeof(name), "proc/%d", pid);
+        (void) mkdir(put(name, NULL), 0755);
+        snprintf(name, sizeof(name), "proc/%d/stat", pid);
+        snprintf(text, sizeof(text), "%d (%s) S 2 0 0 0 -1 %lu 0 0 0 0 0 0 0 0 20 0 1 0 5\n", pid, comm, flags);
+        put(name, text);
+        snprintf(name, sizeof(name), "proc/%d/comm", pid);
+        snprintf(text, sizeof(text), "%s\n", comm);
+        put(name, text);
+        snprintf(name, sizeof(name), "proc/%d/io", pid);
+        snprintf(text, sizeof(text), "write_bytes: %llu\ncancelled_write_bytes: 0\n", write_bytes);
+        put(name, text);
+}
+
+/* A kernel thread with a growing write_bytes (a loop worker writing a backing file) is no dirtier. */
+static void test_dirtiers_skip_kthreads(void) {
+        attribution_options o = { .root = dir, .enabled = true };
+        attribution *a = NULL;
+        sample s = {};
+        json_object *j, *list;
+
+        (void) mkdir(put("proc", NULL), 0755);
+        CHECK(attribution_new(&o, &a) == 0);
+        /* a new process gets its rate at the next full scan, ATTRIBUTION_SCAN_EVERY_TICKS later */
+        for (unsigned long long t = 0; t <= ATTRIBUTION_SCAN_EVERY_TICKS; t++) {
+                put_proc(100, "kworker/u8:1-loop0", 0x04208060, t * (50 << 20));
+                put_proc(200, "dd", 0x00400100, t * (10 << 20));
+                attribution_tick(a, (t + 1) * 1000000);
+        }
+
+        j = json_object_new_object();
+        attribution_top_json(a, &s, j);
+        CHECK(json_object_object_get_ex(j, "dirtiers", &list) && json_object_array_length(list) == 1);
+        printf("# dirtiers: %s\n", list ? json_object_to_json_string(list) : "none");
+        if (list && json_object_array_length(list) == 1) {
+                json_object *pid, *rate;
+                json_object *e = json_object_array_get_idx(list, 0);
+                CHECK(json_object_object_get_ex(e, "pid", &pid) && json_object_get_int(pid) == 200);
+                CHECK(json_object_object_get_ex(e, "write_bytes_per_s", &rate) && json_object_get_int64(rate) == 10 << 20);
+        }
+        json_object_put(j);
+        attribution_free(a);
+        for (int pid = 100; pid <= 200; pid += 100)
+                for (const char *const *f = (const char *const[]) { "stat", "comm", "io", NULL }; *f; f++) {
+                        char name[64];
+                        snprintf(name, sizeof(name), "proc/%d/%s", pid, *f);
+                        (void) unlink(put(name, NULL));
+                }
+        (void) rmdir(put("proc/100", NULL));
+        (void) rmdir(put("proc/200", NULL));
+        (void) rmdir(put("proc", NULL));
+}
+
 int main(void) {
         if (!mkdtemp(dir)) {
                 printf("# mkdtemp failed\n");
@@ -59,6 +117,7 @@ int main(void) {
         }
         test_proc_io();
         test_proc_kthread();
+        test_dirtiers_skip_kthreads();
         (void) unlink(put("io", ""));
         (void) unlink(put("stat", ""));   /* put() names the file; unlink removes it */
         (void) rmdir(dir);
