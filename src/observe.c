@@ -39,6 +39,9 @@ struct observe_ctx {
         prev_bdi *prev;                 /* sorted like sample.devices */
         size_t n_prev;
         disk_cache disks;               /* sysfs facts of block devices, across ticks */
+        /* during read_devices() only, else -1: the directories every BDI's files are opened relative to */
+        int class_bdi_fd;               /* <root>/sys/class/bdi */
+        int debugfs_bdi_fd;             /* <root>/sys/kernel/debug/bdi */
 };
 
 static void closedirp(DIR **d) {
@@ -125,6 +128,7 @@ int observe_new(const char *root, bool mount_debugfs, observe_ctx **ret) {
         ctx->root = xstrdup(root ? root : "");
         ctx->live = ctx->root[0] == '\0';
         ctx->mount_debugfs = mount_debugfs;
+        ctx->class_bdi_fd = ctx->debugfs_bdi_fd = -1;
         ps = sysconf(_SC_PAGESIZE);
         ctx->page_size = ps > 0 ? (uint64_t) ps : 4096;
         *ret = ctx;
@@ -208,13 +212,13 @@ static void kv_fields_cb(const char *key, const char *value, void *userdata) {
         }
 }
 
-/* Read path and fill fields; -ENODATA if one is missing or malformed. */
-static int read_kv_file(const char *path, kv_field *fields, size_t n) {
+/* Read path (relative to dirfd, or AT_FDCWD) and fill fields; -ENODATA if one is missing or malformed. */
+static int read_kv_file_at(int dirfd, const char *path, kv_field *fields, size_t n) {
         _cleanup_free_ char *buf = NULL;
         kv_fields t = { .fields = fields, .n = n };
         int r;
 
-        r = read_file_full(path, &buf, NULL);
+        r = read_file_full_at(dirfd, path, &buf, NULL);
         if (r < 0)
                 return r;
         parse_kv(buf, kv_fields_cb, &t);
@@ -233,7 +237,7 @@ static int read_global_kv(observe_ctx *ctx, const char *file, kv_field *fields, 
 
         if (!path)
                 return -ENOMEM;
-        r = read_kv_file(path, fields, n);
+        r = read_kv_file_at(AT_FDCWD, path, fields, n);
         if (r == -ENODATA)
                 log_debug("Some fields are missing or malformed in %s, using 0 for them", path);
         else if (r < 0)
@@ -349,7 +353,10 @@ static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bdi_knobs *k) {
         if (!dir)
                 return -ENOMEM;
         /* one lookup of the directory, then each knob relative to it */
-        dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (ctx->class_bdi_fd >= 0)
+                dirfd = openat(ctx->class_bdi_fd, bdi, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        else
+                dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (dirfd < 0)
                 return errno == ENOENT ? -ENODEV : -errno;
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
@@ -392,10 +399,14 @@ static int read_debugfs_stats(observe_ctx *ctx, bdi_device *d) {
         };
         int r;
 
-        path = root_path(ctx, "/sys/kernel/debug/bdi/%s/stats", d->bdi);
-        if (!path)
-                return -ENOMEM;
-        r = read_kv_file(path, f, ELEMENTSOF(f));
+        if (ctx->debugfs_bdi_fd >= 0 && asprintf(&path, "%s/stats", d->bdi) >= 0)
+                r = read_kv_file_at(ctx->debugfs_bdi_fd, path, f, ELEMENTSOF(f));
+        else {
+                path = root_path(ctx, "/sys/kernel/debug/bdi/%s/stats", d->bdi);
+                if (!path)
+                        return -ENOMEM;
+                r = read_kv_file_at(AT_FDCWD, path, f, ELEMENTSOF(f));
+        }
         if (r < 0)
                 return r;
 
@@ -448,10 +459,14 @@ static int read_debugfs_wb_stats(observe_ctx *ctx, bdi_device *d) {
         wb_scan s = {};
         int r;
 
-        path = root_path(ctx, "/sys/kernel/debug/bdi/%s/wb_stats", d->bdi);
-        if (!path)
-                return -ENOMEM;
-        r = read_file_full(path, &buf, NULL);
+        if (ctx->debugfs_bdi_fd >= 0 && asprintf(&path, "%s/wb_stats", d->bdi) >= 0)
+                r = read_file_full_at(ctx->debugfs_bdi_fd, path, &buf, NULL);
+        else {
+                path = root_path(ctx, "/sys/kernel/debug/bdi/%s/wb_stats", d->bdi);
+                if (!path)
+                        return -ENOMEM;
+                r = read_file_full(path, &buf, NULL);
+        }
         if (r < 0)
                 return r;
         parse_kv(buf, wb_scan_cb, &s);
@@ -653,7 +668,7 @@ static int remember(observe_ctx *ctx, const sample *s) {
         return 0;
 }
 
-static int read_devices(observe_ctx *ctx, sample *s) {
+static int read_devices_in(observe_ctx *ctx, sample *s) {
         _cleanup_free_ char *dir_path = NULL;
         _cleanup_closedir_ DIR *dir = NULL;
         mount_table mounts = {};
@@ -668,6 +683,7 @@ static int read_devices(observe_ctx *ctx, sample *s) {
                 log_debug_errno(errno, "Failed to open %s, no devices: %m", dir_path);
                 return 0;
         }
+        ctx->class_bdi_fd = dirfd(dir);
 
         r = mount_table_read(ctx->root, &mounts);
         if (r == -ENOMEM)
@@ -710,6 +726,24 @@ static int read_devices(observe_ctx *ctx, sample *s) {
         if (s->n_devices > 0)
                 qsort(s->devices, s->n_devices, sizeof(bdi_device), device_cmp);
         return 0;
+}
+
+/* Every BDI's files are opened relative to two directory fds held for the tick: with 1000 BDIs the
+ * path walks from / were most of the tick's cost. */
+static int read_devices(observe_ctx *ctx, sample *s) {
+        int r;
+
+        if (s->debugfs) {
+                _cleanup_free_ char *p = root_path(ctx, "/sys/kernel/debug/bdi");
+
+                ctx->debugfs_bdi_fd = p ? open(p, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+        }
+        r = read_devices_in(ctx, s);
+        ctx->class_bdi_fd = -1;            /* was the DIR's fd, closed with it */
+        if (ctx->debugfs_bdi_fd >= 0)
+                close(ctx->debugfs_bdi_fd);
+        ctx->debugfs_bdi_fd = -1;
+        return r;
 }
 
 int observe_sample_at(observe_ctx *ctx, uint64_t time_usec, sample *ret) {

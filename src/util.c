@@ -18,11 +18,15 @@ char *path_join_root(const char *root, const char *path) {
 }
 
 int read_file_full(const char *path, char **ret, size_t *ret_size) {
+        return read_file_full_at(AT_FDCWD, path, ret, ret_size);
+}
+
+int read_file_full_at(int dirfd, const char *path, char **ret, size_t *ret_size) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, allocated = 0;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
 

@@ -31,6 +31,7 @@ char *path_join_root(const char *root, const char *path);
 
 /* Read a whole (small) file into a malloc'd NUL-terminated buffer. 0 or -errno. */
 int read_file_full(const char *path, char **ret, size_t *ret_size);
+int read_file_full_at(int dirfd, const char *path, char **ret, size_t *ret_size);
 
 /* Read the first line of a file (sysfs/procfs knob), newline stripped. 0 or -errno. */
 int read_one_line(const char *path, char *buf, size_t size);
