@@ -102,18 +102,13 @@ int attribution_read_proc_io(const char *path, uint64_t *ret_write_bytes, uint64
 #define PF_KTHREAD 0x00200000   /* include/linux/sched.h */
 
 int attribution_read_proc_kthread(const char *path) {
-        _cleanup_close_ int fd = -1;
         char buf[1024], *p;
         unsigned long flags;
-        ssize_t n;
+        int r;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        n = read(fd, buf, sizeof(buf) - 1);
-        if (n < 0)
-                return -errno;
-        buf[n] = 0;
+        r = read_one_line(path, buf, sizeof(buf));
+        if (r < 0)
+                return r;
         /* comm may hold spaces and ')': the fields start after the last ')'; flags is the 9th field */
         p = strrchr(buf, ')');
         if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
