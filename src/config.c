@@ -858,7 +858,7 @@ void config_dump(const config *c, FILE *out) {
         }
 }
 
-bool device_config_matches(const device_config *dc, const char *name,
+bool device_config_matches(const device_config *dc, const char *name, const char *alias,
                            unsigned major, unsigned minor, unsigned traits) {
         char devnum[32];
         unsigned maj, min, t;
@@ -870,14 +870,16 @@ bool device_config_matches(const device_config *dc, const char *name,
                 return maj == major && min == minor;
         if (name && fnmatch(dc->match, name, 0) == 0)
                 return true;
+        if (alias && alias[0] && fnmatch(dc->match, alias, 0) == 0)
+                return true;
         snprintf(devnum, sizeof(devnum), "%u:%u", major, minor);
         return fnmatch(dc->match, devnum, 0) == 0;
 }
 
-const device_config *config_find_device(const config *c, const char *name,
+const device_config *config_find_device(const config *c, const char *name, const char *alias,
                                         unsigned major, unsigned minor, unsigned traits) {
         for (unsigned i = c->n_devices; i > 0; i--)
-                if (device_config_matches(&c->devices[i - 1], name, major, minor, traits))
+                if (device_config_matches(&c->devices[i - 1], name, alias, major, minor, traits))
                         return &c->devices[i - 1];
         return NULL;
 }

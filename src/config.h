@@ -69,11 +69,11 @@ int config_load_full(const char *path, unsigned flags, config *c, FILE *err);
 void config_dump(const config *c, FILE *out);
 
 /* Does this [device "..."] section apply to the device? traits are BDI_TRAIT_* bits;
- * name may be NULL. A trait word matches by trait, "MAJ:MIN" exactly, anything else is
- * an fnmatch() glob tried on the name and on "MAJ:MIN". */
-bool device_config_matches(const device_config *dc, const char *name,
+ * name and alias (the device-mapper name) may be NULL. A trait word matches by trait, "MAJ:MIN"
+ * exactly, anything else is an fnmatch() glob tried on the name, the alias and "MAJ:MIN". */
+bool device_config_matches(const device_config *dc, const char *name, const char *alias,
                            unsigned major, unsigned minor, unsigned traits);
 
 /* The last matching [device] section (later sections win), or NULL. */
-const device_config *config_find_device(const config *c, const char *name,
+const device_config *config_find_device(const config *c, const char *name, const char *alias,
                                         unsigned major, unsigned minor, unsigned traits);

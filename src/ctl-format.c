@@ -35,6 +35,16 @@ static const char *get_str(json_object *o, const char *key) {
         return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
 }
 
+/* "sda", or "dm-0 (vg0-root)" when the device has a device-mapper name. */
+static const char *name_str(char *buf, size_t size, json_object *d) {
+        const char *alias = get_str(d, "alias");
+
+        if (!alias[0])
+                return get_str(d, "name");
+        snprintf(buf, size, "%s (%s)", get_str(d, "name"), alias);
+        return buf;
+}
+
 /* "12.0M"; bytes < 1024 as plain digits. */
 static const char *bytes_str(char *buf, size_t size, uint64_t bytes) {
         return format_bytes(buf, size, bytes);
@@ -361,6 +371,7 @@ int ctl_format_devices(json_object *result, FILE *f) {
         for (size_t i = 0; i < json_object_array_length(devices); i++) {
                 json_object *d = json_object_array_get_idx(devices, i), *mounts = get(d, "mounts");
                 char mount[VALUE_MAX], traits[128], dirty[32], wb[32], thresh[32], bw[32], backlog[32], knobs[128];
+                char name[160];
                 size_t n_mounts = mounts && json_object_is_type(mounts, json_type_array) ?
                                   json_object_array_length(mounts) : 0;
 
@@ -372,7 +383,7 @@ int ctl_format_devices(json_object *result, FILE *f) {
 
                 char *row[] = {
                         (char *) get_str(d, "bdi"),
-                        (char *) get_str(d, "name"),
+                        (char *) name_str(name, sizeof name, d),
                         mount,
                         (char *) get_str(d, "fstype"),
                         (char *) join_array(traits, sizeof traits, get(d, "traits"), ","),
@@ -601,10 +612,10 @@ static int format_top_devices(json_object *devices, FILE *f) {
 
         for (size_t i = 0; i < json_object_array_length(devices); i++) {
                 json_object *d = json_object_array_get_idx(devices, i), *th = get(d, "throttle");
-                char dirty[32], wb[32], thresh[32], bw[32], rate[32], backlog[32], pause[32], knobs[128];
+                char dirty[32], wb[32], thresh[32], bw[32], rate[32], backlog[32], pause[32], knobs[128], name[160];
                 char *row[] = {
                         (char *) get_str(d, "bdi"),
-                        (char *) get_str(d, "name"),
+                        (char *) name_str(name, sizeof name, d),
                         (char *) bytes_str(dirty, sizeof dirty, get_u64(d, "dirty_bytes")),
                         (char *) bytes_str(wb, sizeof wb, get_u64(d, "writeback_bytes")),
                         (char *) bytes_str(thresh, sizeof thresh, get_u64(d, "thresh_bytes")),

@@ -448,10 +448,14 @@ static void disk_facts_read(const char *root, unsigned major, unsigned minor, di
         if (info.usb)
                 f->traits |= BDI_TRAIT_USB;
         snprintf(attr, sizeof(attr), "%sdevice/model", up);
-        if (read_block_attr(root, major, minor, attr, buf, sizeof(buf)) >= 0) {
-                trim(buf);
-                strscpy(f->model, sizeof(f->model), buf);
-        }
+        if (read_block_attr(root, major, minor, attr, f->model, sizeof(f->model)) >= 0)
+                trim(f->model);
+        else
+                f->model[0] = '\0';
+        if (read_block_attr(root, major, minor, "dm/name", f->alias, sizeof(f->alias)) >= 0)
+                trim(f->alias);
+        else
+                f->alias[0] = '\0';
 }
 
 static int cmp_facts(const void *a, const void *b) {
@@ -524,6 +528,7 @@ static const disk_facts *disk_facts_get(const char *root, disk_cache *c, unsigne
 static void apply_facts(const disk_facts *f, bdi_device *d) {
         d->traits |= f->traits;
         strscpy(d->model, sizeof(d->model), f->model);
+        strscpy(d->alias, sizeof(d->alias), f->alias);
 }
 
 /* btrfs BDIs are "btrfs-N": find the fs whose <uuid>/bdi links to it; fill its devices' names. */
@@ -627,7 +632,7 @@ int devnames_describe(const char *root, const mount_table *mounts, disk_cache *c
         disk_facts buf_facts;
         int r = 0;
 
-        d->name[0] = d->fstype[0] = d->model[0] = '\0';
+        d->name[0] = d->alias[0] = d->fstype[0] = d->model[0] = '\0';
         d->traits = 0;
         for (size_t i = 0; i < d->n_mounts; i++)
                 free(d->mounts[i]);

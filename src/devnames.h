@@ -46,6 +46,7 @@ typedef struct disk_facts {
         bool is_partition;
         unsigned traits;               /* BDI_TRAIT_ROTATIONAL, _REMOVABLE, _USB */
         char model[64];
+        char alias[64];                /* dm/name: "vg0-root" */
 } disk_facts;
 
 #define DISK_FACTS_MAX_AGE_USEC (30ULL * 1000000ULL)

@@ -108,8 +108,8 @@ int explain_device_text(FILE *f, const sample *s, const decision *d, const bdi_d
                         const device_decision *dd, const actuator *a, bool applying) {
         char backlog[16], bw[16], thresh[16];
 
-        fprintf(f, "%s (%s%s%s%s%s):\n", dev->name, dev->bdi, dev->n_mounts ? ", " : "",
-                dev->n_mounts ? dev->mounts[0] : "", dev->fstype[0] ? ", " : "", dev->fstype);
+        fprintf(f, "%s%s%s (%s%s%s%s%s):\n", dev->name, dev->alias[0] ? " " : "", dev->alias, dev->bdi,
+                dev->n_mounts ? ", " : "", dev->n_mounts ? dev->mounts[0] : "", dev->fstype[0] ? ", " : "", dev->fstype);
         fprintf(f, "  It holds %s of dirty and writeback data against a threshold of %s.\n",
                 format_bytes(backlog, sizeof backlog, dev->backlog_bytes),
                 format_bytes(thresh, sizeof thresh, dev->thresh_bytes));

@@ -829,12 +829,15 @@ const bdi_device *sample_find_device(const sample *s, const char *key) {
         if (!s || !key)
                 return NULL;
 
-        /* In order of precedence: bdi name, device name, "MAJ:MIN", mount point. */
+        /* In order of precedence: bdi name, device name, device-mapper name, "MAJ:MIN", mount point. */
         for (size_t i = 0; i < s->n_devices; i++)
                 if (strcmp(s->devices[i].bdi, key) == 0)
                         return &s->devices[i];
         for (size_t i = 0; i < s->n_devices; i++)
                 if (strcmp(s->devices[i].name, key) == 0)
+                        return &s->devices[i];
+        for (size_t i = 0; i < s->n_devices; i++)
+                if (s->devices[i].alias[0] && strcmp(s->devices[i].alias, key) == 0)
                         return &s->devices[i];
         for (size_t i = 0; i < s->n_devices; i++) {
                 char devnum[32];

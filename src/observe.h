@@ -74,6 +74,7 @@ typedef struct bdi_device {
         unsigned major, minor;  /* of the block device (or anonymous dev for nfs/fuse) */
         bool has_devnum;
         char name[64];          /* how an admin knows it: "sda", "loop3", "dm-2", "nfs 0:52" */
+        char alias[64];         /* device-mapper name ("vg0-root") from /sys/block/<dev>/dm/name, "" if none */
         char fstype[32];        /* first mounted filesystem type, "" if unmounted */
         char **mounts;          /* NULL-terminated mount points, may be empty */
         size_t n_mounts;

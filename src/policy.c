@@ -340,7 +340,7 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
         /* pass 1: bandwidth and activity per device, and the demand they add up to */
         for (size_t i = 0; i < s->n_devices; i++) {
                 const bdi_device *d = &s->devices[i];
-                const device_config *dc = config_find_device(c, d->name, d->major, d->minor, d->traits);
+                const device_config *dc = config_find_device(c, d->name, d->alias, d->major, d->minor, d->traits);
                 device_decision *dd = &out->devices[i];
                 policy_device_state *ds = &st->devices[i];
 
@@ -364,7 +364,7 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
         /* pass 2: per-device caps against the limit we are heading for */
         for (size_t i = 0; i < s->n_devices; i++) {
                 const bdi_device *d = &s->devices[i];
-                const device_config *dc = config_find_device(c, d->name, d->major, d->minor, d->traits);
+                const device_config *dc = config_find_device(c, d->name, d->alias, d->major, d->minor, d->traits);
                 device_decision *dd = &out->devices[i];
 
                 if (dd->managed)

@@ -84,6 +84,8 @@ json_object *report_device(const bdi_device *d) {
                 add_u64(o, "minor", d->minor);
         }
         json_object_object_add(o, "name", json_object_new_string(d->name));
+        if (d->alias[0])
+                json_object_object_add(o, "alias", json_object_new_string(d->alias));
         json_object_object_add(o, "fstype", json_object_new_string(d->fstype));
         mounts = json_object_new_array();
         for (size_t i = 0; mounts && i < d->n_mounts; i++)

@@ -716,39 +716,44 @@ static void test_matching(void) {
         CHECK_EQ_U64(c.n_devices, 8);
 
         /* each kind on its own */
-        CHECK(device_config_matches(&c.devices[0], "sda", 8, 0, 0));
-        CHECK(!device_config_matches(&c.devices[0], "nvme0n1", 259, 0, 0));
-        CHECK(!device_config_matches(&c.devices[0], NULL, 8, 0, 0));
-        CHECK(device_config_matches(&c.devices[1], "sdc", 8, 32, BDI_TRAIT_USB | BDI_TRAIT_REMOVABLE));
-        CHECK(!device_config_matches(&c.devices[1], "sdc", 8, 32, BDI_TRAIT_REMOVABLE));
-        CHECK(device_config_matches(&c.devices[2], "whatever", 8, 16, 0));
-        CHECK(device_config_matches(&c.devices[2], NULL, 8, 16, 0));
-        CHECK(!device_config_matches(&c.devices[2], "sdb", 8, 17, 0));
-        CHECK(!device_config_matches(&c.devices[2], "8:16", 8, 1, 0));   /* MAJ:MIN is not a glob on the name */
-        CHECK(device_config_matches(&c.devices[3], "loop3", 7, 3, 0));   /* glob on "MAJ:MIN" */
-        CHECK(!device_config_matches(&c.devices[3], "loop3", 17, 3, 0));
-        CHECK(device_config_matches(&c.devices[4], NULL, 0, 53, BDI_TRAIT_NFS));
-        CHECK(device_config_matches(&c.devices[5], NULL, 0, 60, BDI_TRAIT_FUSE));
-        CHECK(!device_config_matches(&c.devices[5], "fuse", 0, 60, 0));   /* a trait word is not a name */
-        CHECK(device_config_matches(&c.devices[6], "sda", 8, 0, BDI_TRAIT_ROTATIONAL));
-        CHECK(device_config_matches(&c.devices[7], "sdc", 8, 32, BDI_TRAIT_REMOVABLE));
+        CHECK(device_config_matches(&c.devices[0], "sda", NULL, 8, 0, 0));
+        CHECK(!device_config_matches(&c.devices[0], "nvme0n1", NULL, 259, 0, 0));
+        CHECK(!device_config_matches(&c.devices[0], NULL, NULL, 8, 0, 0));
+        CHECK(device_config_matches(&c.devices[1], "sdc", NULL, 8, 32, BDI_TRAIT_USB | BDI_TRAIT_REMOVABLE));
+        CHECK(!device_config_matches(&c.devices[1], "sdc", NULL, 8, 32, BDI_TRAIT_REMOVABLE));
+        CHECK(device_config_matches(&c.devices[2], "whatever", NULL, 8, 16, 0));
+        CHECK(device_config_matches(&c.devices[2], NULL, NULL, 8, 16, 0));
+        CHECK(!device_config_matches(&c.devices[2], "sdb", NULL, 8, 17, 0));
+        CHECK(!device_config_matches(&c.devices[2], "8:16", NULL, 8, 1, 0));   /* MAJ:MIN is not a glob on the name */
+        CHECK(device_config_matches(&c.devices[3], "loop3", NULL, 7, 3, 0));   /* glob on "MAJ:MIN" */
+        CHECK(!device_config_matches(&c.devices[3], "loop3", NULL, 17, 3, 0));
+        CHECK(device_config_matches(&c.devices[4], NULL, NULL, 0, 53, BDI_TRAIT_NFS));
+        CHECK(device_config_matches(&c.devices[5], NULL, NULL, 0, 60, BDI_TRAIT_FUSE));
+        CHECK(!device_config_matches(&c.devices[5], "fuse", NULL, 0, 60, 0));   /* a trait word is not a name */
+        CHECK(device_config_matches(&c.devices[6], "sda", NULL, 8, 0, BDI_TRAIT_ROTATIONAL));
+        CHECK(device_config_matches(&c.devices[7], "sdc", NULL, 8, 32, BDI_TRAIT_REMOVABLE));
 
         /* last matching section wins */
-        dc = config_find_device(&c, "sda", 8, 0, 0);
+        dc = config_find_device(&c, "sda", NULL, 8, 0, 0);
         CHECK(dc == &c.devices[0]);
-        dc = config_find_device(&c, "sdc", 8, 32, BDI_TRAIT_USB);
+        dc = config_find_device(&c, "sdc", NULL, 8, 32, BDI_TRAIT_USB);
         CHECK(dc == &c.devices[1]);
         CHECK_EQ_U64(dc->max_bytes, 64 << 20);
-        dc = config_find_device(&c, "sdb", 8, 16, 0);
+        dc = config_find_device(&c, "sdb", NULL, 8, 16, 0);
         CHECK(dc == &c.devices[2]);
         CHECK(!dc->manage);
-        dc = config_find_device(&c, "sdb", 8, 16, BDI_TRAIT_ROTATIONAL);
+        dc = config_find_device(&c, "sdb", NULL, 8, 16, BDI_TRAIT_ROTATIONAL);
         CHECK(dc == &c.devices[6]);
-        dc = config_find_device(&c, "sdc", 8, 32, BDI_TRAIT_USB | BDI_TRAIT_REMOVABLE | BDI_TRAIT_ROTATIONAL);
+        dc = config_find_device(&c, "sdc", NULL, 8, 32, BDI_TRAIT_USB | BDI_TRAIT_REMOVABLE | BDI_TRAIT_ROTATIONAL);
         CHECK(dc == &c.devices[7]);
-        dc = config_find_device(&c, "0:53", 0, 53, BDI_TRAIT_NFS);
+        dc = config_find_device(&c, "0:53", NULL, 0, 53, BDI_TRAIT_NFS);
         CHECK(dc == &c.devices[4]);
-        CHECK(config_find_device(&c, "nvme0n1", 259, 0, 0) == NULL);
+        CHECK(config_find_device(&c, "nvme0n1", NULL, 259, 0, 0) == NULL);
+        /* a glob also tries the device-mapper name */
+        CHECK(device_config_matches(&c.devices[0], "dm-3", "sdx-crypt", 254, 3, 0));
+        CHECK(!device_config_matches(&c.devices[0], "dm-3", "vg0-root", 254, 3, 0));
+        CHECK(!device_config_matches(&c.devices[0], "dm-3", "", 254, 3, 0));
+        CHECK(!device_config_matches(&c.devices[2], "dm-3", "8:16", 254, 3, 0));   /* MAJ:MIN is not a glob on it */
 }
 
 /* The shipped file: valid as-is, its commented defaults are the real defaults, every key documented. */

@@ -97,6 +97,14 @@ static void test_devices(void) {
         free(text);
         json_object_put(result);
 
+        /* a device-mapper volume shows its mapper name too */
+        result = json_tokener_parse("{\"devices\":[{\"bdi\":\"253:0\",\"name\":\"dm-0\",\"alias\":\"vg0-root\","
+                                    "\"mounts\":[],\"traits\":[],\"knobs\":{}}]}");
+        text = render(ctl_format_devices, result, &r);
+        CHECK(r == 0 && text && strstr(text, "\n253:0  dm-0 (vg0-root)  ") != NULL);
+        free(text);
+        json_object_put(result);
+
         result = json_tokener_parse("{\"nodevices\":1}");
         text = render(ctl_format_devices, result, &r);
         CHECK(r == -EBADMSG);

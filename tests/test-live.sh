@@ -104,6 +104,26 @@ poll devices 10 "dev(j, '$majmin') is not None and '$tmp/mnt' in dev(j, '$majmin
 json_check "$out" "dev(j, '$majmin')['fstype'] == 'ext4' and dev(j, '$majmin')['name'] == '$loop'" ||
         { echo "$out"; fail "$majmin is not shown as $loop with ext4"; }
 ok "$majmin listed as $loop, ext4, mounted on $tmp/mnt"
+# --- a device-mapper volume of our own: listed with its mapper name ---------------------------
+if command -v dmsetup >/dev/null && { [[ -e /dev/mapper/control ]] || modprobe dm_mod 2>/dev/null; } &&
+   truncate -s 16M "$tmp/dm.img" && dmloop=$(losetup --find --show "$tmp/dm.img" 2>/dev/null); then
+        push_cleanup "losetup -d '$dmloop'"
+        dmname=wbtuned-test-$$
+        if dmsetup create "$dmname" --table "0 32768 linear $dmloop 0" 2> "$tmp/dmsetup.err"; then
+                push_cleanup "dmsetup remove '$dmname'"
+                dmmajmin=$(dmsetup info -c --noheadings -o major,minor "$dmname" | tr -d ' ')
+                poll devices 10 "dev(j, '$dmmajmin') is not None and dev(j, '$dmmajmin').get('alias') == '$dmname'" ||
+                        { echo "${out:-}"; fail "$dmmajmin is not listed with alias $dmname"; }
+                ctl show "$dmname" > "$tmp/show.out" || fail "wbtunectl show $dmname failed"
+                grep -q "$dmmajmin" "$tmp/show.out" || { cat "$tmp/show.out"; fail "show $dmname is not $dmmajmin"; }
+                ok "$dmmajmin listed as $(json_get "$out" "dev(j, '$dmmajmin')['name']") ($dmname), found by that name"
+        else
+                log "dmsetup create failed, device-mapper naming not checked: $(cat "$tmp/dmsetup.err")"
+        fi
+else
+        log "no device-mapper here (dmsetup or dm_mod missing): its naming is not checked"
+fi
+
 source=$(json_get "$out" "dev(j, '$majmin')['source']")
 written0=$(json_get "$out" "dev(j, '$majmin')['written_total_bytes']")
 

@@ -163,6 +163,7 @@ static void put_blockstat(const char *devdir, uint64_t sectors_written) {
 #define SDA "sys/" SDA_DEV
 #define SDB "sys/" SDB_DEV
 #define VDA "sys/" VDA_DEV
+#define DM0 "sys/devices/virtual/block/dm-0"
 #define LOOP2 "sys/devices/virtual/block/loop2"
 #define LOOP3 "sys/devices/virtual/block/loop3"
 #define LOOP10 "sys/dev/block/7:10"
@@ -230,6 +231,11 @@ static void build_tree(void) {
         put(VDA "/removable", "0\n");
         link_to("sys/dev/block/254:0", "../../" VDA_DEV);
 
+        /* A device-mapper volume: known to admins by its mapper name. */
+        put(DM0 "/queue/rotational", "0\n");
+        put(DM0 "/dm/name", "vg0-root\n");
+        link_to("sys/dev/block/253:0", "../../devices/virtual/block/dm-0");
+
         link_to("sys/fs/btrfs/0b5e5a5c-1111-2222-3333-444455556666/bdi", "../../../devices/virtual/bdi/btrfs-1");
         put("sys/fs/btrfs/0b5e5a5c-1111-2222-3333-444455556666/devices/sdb1/size", "1000\n");
         put("sys/fs/btrfs/features/raid1c34", "0\n");
@@ -264,6 +270,9 @@ static void build_tree(void) {
 
         put_knobs("254:0", true);
         put_stats("254:0", UINT64_MAX, 5, UINT64_MAX, 1, UINT64_MAX);
+
+        put_knobs("253:0", true);
+        put_stats("253:0", 0, 0, 0, 0, 0);
 
         /* Listed, but gone before we read it (sysfs entries are links to devices/virtual/bdi). */
         link_to("sys/class/bdi/7:9", "../../devices/virtual/bdi/7:9");
@@ -309,7 +318,7 @@ static void test_mount_table(void) {
 }
 
 static void test_first_sample(observe_ctx *ctx, sample *s) {
-        static const char *const order[] = { "0:52", "0:60", "7:2", "7:10", "8:0", "8:16", "254:0", "btrfs-1" };
+        static const char *const order[] = { "0:52", "0:60", "7:2", "7:10", "8:0", "8:16", "253:0", "254:0", "btrfs-1" };
         const bdi_device *d;
         char buf[128];
 
@@ -433,6 +442,14 @@ static void test_first_sample(observe_ctx *ctx, sample *s) {
         CHECK_EQ_U64(d->dirty_bytes, 5 * 1024);
         CHECK(d->backlog_s > 0.999 && d->backlog_s < 1.001);
         CHECK_EQ_U64(d->wb_bw_bytes_per_s, 0);
+        CHECK_STREQ(d->alias, "");
+
+        /* device-mapper: kernel name, mapper name as alias, found by either */
+        d = DEV(s, "253:0");
+        CHECK_STREQ(d->name, "dm-0");
+        CHECK_STREQ(d->alias, "vg0-root");
+        CHECK(sample_find_device(s, "vg0-root") == d);
+        CHECK(sample_find_device(s, "dm-0") == d);
 }
 
 static void test_second_sample(observe_ctx *ctx, sample *s) {
@@ -455,7 +472,7 @@ static void test_second_sample(observe_ctx *ctx, sample *s) {
         put_stats("254:0", 0, 5, 10, 1, 0);                       /* dirtied went backwards */
 
         CHECK(observe_sample_at(ctx, 3000000, s) == 0);
-        CHECK_EQ_U64(s->n_devices, 8);
+        CHECK_EQ_U64(s->n_devices, 9);
         CHECK(dev(s, "0:60") == NULL);
         CHECK_STREQ(s->devices[1].bdi, "7:2");
         CHECK_STREQ(s->devices[2].bdi, "7:3");
