@@ -29,6 +29,7 @@ size_t history_capacity(uint64_t minutes, uint64_t tick_ms) {
         if (tick_ms == 0)
                 tick_ms = 1000;
         n = minutes * 60 * 1000 / tick_ms;
+        n = MIN(n, HISTORY_MEMORY_MAX / (sizeof(history_global) + HISTORY_DEVICES_MAX * sizeof(history_point)));
         return n ? (size_t) n : 1;
 }
 

@@ -29,7 +29,11 @@ typedef struct history_point {
 
 typedef struct history history;
 
-/* Entries per ring for `minutes` of `tick_ms` ticks (at least 1). */
+/* The rings may hold at most this much with all HISTORY_DEVICES_MAX devices: 15 minutes of 100 ms
+ * ticks would otherwise take 147 MB. */
+#define HISTORY_MEMORY_MAX ((size_t) 32 << 20)
+
+/* Entries per ring for `minutes` of `tick_ms` ticks (at least 1), at most what HISTORY_MEMORY_MAX allows. */
 size_t history_capacity(uint64_t minutes, uint64_t tick_ms);
 
 /* capacity: ticks kept (history_capacity()). Rings are allocated once each: the global one here,

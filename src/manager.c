@@ -580,6 +580,7 @@ manager *manager_free(manager *m) {
 
 int manager_start(manager *m) {
         sigset_t mask;
+        size_t capacity;
         int r;
 
         r = sd_event_default(&m->event);
@@ -632,7 +633,12 @@ int manager_start(manager *m) {
         manager_decide_and_act(m);
 
         m->history_minutes = m->config.history_minutes;
-        m->history = history_new(history_capacity(m->history_minutes, m->config.tick_ms));
+        capacity = history_capacity(m->history_minutes, m->config.tick_ms);
+        if (capacity < m->history_minutes * 60 * 1000 / m->config.tick_ms)
+                log_notice("History keeps %.1f minutes, not %" PRIu64 ", at a %" PRIu64 " ms tick: it is capped at %zu MiB.",
+                           (double) capacity * (double) m->config.tick_ms / 60000.0, m->history_minutes,
+                           m->config.tick_ms, HISTORY_MEMORY_MAX >> 20);
+        m->history = history_new(capacity);
         if (!m->history)
                 return log_error_errno(ENOMEM, "Failed to allocate %" PRIu64 " minutes of history: %m", m->history_minutes);
         (void) history_add(m->history, &m->current);
