@@ -482,7 +482,11 @@ static void manager_print_tick(manager *m) {
                        format_bytes(c, sizeof c, dev->thresh_bytes), format_bytes(d, sizeof d, device_best_bw(dev)),
                        format_bytes(e, sizeof e, dev->dirty_rate_bytes_per_s), dev->backlog_s);
         }
-        fflush(stdout);
+        /* stdout gone (a closed pipe): stop printing rather than die by SIGPIPE with knobs changed */
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+                log_warning_errno(errno, "Failed to write the tick summary to standard output, no longer printing it: %m");
+                m->print_ticks = false;
+        }
 }
 
 /* --- life cycle ---------------------------------------------------------------------- */
@@ -586,6 +590,9 @@ int manager_start(manager *m) {
         r = sd_event_default(&m->event);
         if (r < 0)
                 return log_error_errno(r, "Failed to allocate the event loop: %m");
+
+        /* a write to a closed stdout or socket must fail with EPIPE, not kill us before we restore */
+        (void) signal(SIGPIPE, SIG_IGN);
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);

@@ -426,4 +426,20 @@ rc=$?
 [[ $rc -eq 0 ]] || { cat "$tmp/auto.err"; fail "--root in mode auto: exit $rc on SIGTERM"; }
 [[ $(knobs_sum) == "$knobs_before" ]] || fail "--root in mode auto wrote a knob file under the fake root"
 ok "--root in mode auto writes nothing"
+
+# --- stdout a pipe that closes: the daemon stops printing, does not die of SIGPIPE ------------------
+mkfifo "$tmp/out.fifo"
+head -c 1 < "$tmp/out.fifo" > /dev/null &
+"$WBTUNED" --root "$fake" --socket "$tmp/ctl" -c "$tmp/wbtuned.conf" --dry-run > "$tmp/out.fifo" 2> "$tmp/pipe.err" < /dev/null &
+daemon=$!
+wait_for_socket "$tmp/ctl" 10 || { cat "$tmp/pipe.err"; fail "the daemon with a piped stdout did not start"; }
+sleep 1.5    # several ticks printed into the closed pipe
+kill -0 "$daemon" 2>/dev/null || { cat "$tmp/pipe.err"; fail "the daemon died when its stdout closed"; }
+ctl status > /dev/null || fail "status after stdout closed"
+kill -TERM "$daemon"
+wait "$daemon"
+rc=$?
+[[ $rc -eq 0 ]] || { cat "$tmp/pipe.err"; fail "after stdout closed: exit $rc on SIGTERM"; }
+grep -q 'no longer printing' "$tmp/pipe.err" || { cat "$tmp/pipe.err"; fail "no warning about the closed stdout"; }
+ok "stdout closed: a warning, still answering, exit 0 on SIGTERM"
 exit 0
