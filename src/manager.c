@@ -165,6 +165,16 @@ int manager_restore(manager *m) {
 
 /* --- control verbs ---------------------------------------------------------------- */
 
+static json_object *hotplug_status_json(const manager *m) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "enabled", json_object_new_boolean(m->hotplug != NULL));
+        if (!m->hotplug)
+                json_object_object_add(o, "reason", json_object_new_string(m->hotplug_reason));
+        json_object_object_add(o, "events", json_object_new_uint64(m->hotplug_events));
+        return o;
+}
+
 static json_object *history_status_json(const manager *m) {
         json_object *o = json_object_new_object();
 
@@ -197,6 +207,7 @@ static int verb_status(void *userdata, json_object *request, json_object **reply
                                                                 m->actuator));
         json_object_object_add(o, "attribution", attribution_status_json(m->attribution));
         json_object_object_add(o, "history", history_status_json(m));
+        json_object_object_add(o, "hotplug", hotplug_status_json(m));
         *reply = o;
         return 0;
 }
@@ -565,6 +576,7 @@ manager *manager_free(manager *m) {
         if (!m)
                 return NULL;
         control_server_free(m->control);
+        hotplug_free(m->hotplug);
         sd_event_source_unref(m->tick_source);
         manager_attribution_stop(m);
         history_free(m->history);
@@ -580,6 +592,41 @@ manager *manager_free(manager *m) {
         free(m->socket_path);
         free(m);
         return NULL;
+}
+
+/* A burst of uevents (a disk, its partitions, its BDI) makes one early tick this long after the first. */
+#define HOTPLUG_DELAY_USEC (100 * 1000ULL)
+
+static void on_hotplug(const char *subsystem, const char *action, const char *sysname, void *userdata) {
+        manager *m = userdata;
+        uint64_t now, due, at;
+
+        (void) subsystem;
+        (void) action;
+        (void) sysname;
+        m->hotplug_events++;
+        if (!m->tick_source || sd_event_now(m->event, CLOCK_MONOTONIC, &now) < 0)
+                return;
+        at = now + HOTPLUG_DELAY_USEC;
+        if (sd_event_source_get_time(m->tick_source, &due) >= 0 && due <= at)
+                return;
+        if (sd_event_source_set_time(m->tick_source, at) < 0)
+                log_debug("Failed to bring the tick forward for a device event; it comes at its time.");
+}
+
+/* Never fatal: without udev events new devices are found at the next tick anyway. */
+static void manager_hotplug_start(manager *m) {
+        int r;
+
+        if (m->root) {
+                snprintf(m->hotplug_reason, sizeof(m->hotplug_reason), "not on the live system (--root)");
+                return;
+        }
+        r = hotplug_new(m->event, on_hotplug, m, &m->hotplug);
+        if (r < 0) {
+                snprintf(m->hotplug_reason, sizeof(m->hotplug_reason), "no udev event monitor: %s", strerror(-r));
+                log_notice("No udev event monitor (%s): new devices are found at the next tick.", strerror(-r));
+        }
 }
 
 int manager_start(manager *m) {
@@ -664,6 +711,7 @@ int manager_start(manager *m) {
                                        1000, on_tick, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the tick timer: %m");
+        manager_hotplug_start(m);
 
         log_info("Watching %zu backing devices every %" PRIu64 " ms (%s), control socket %s.",
                  m->current.n_devices, m->config.tick_ms, manager_mode(m), m->socket_path);

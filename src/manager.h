@@ -11,6 +11,7 @@
 #include "history.h"
 #include "observe.h"
 #include "policy.h"
+#include "hotplug.h"
 
 typedef struct manager {
         sd_event *event;
@@ -41,6 +42,9 @@ typedef struct manager {
 
         control_server *control;
         sd_event_source *tick_source;
+        hotplug *hotplug;           /* udev events bring the next tick forward; NULL: polling only */
+        char hotplug_reason[128];   /* why there is no monitor */
+        uint64_t hotplug_events;
 } manager;
 
 typedef struct manager_options {
