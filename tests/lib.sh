@@ -67,6 +67,18 @@ wait_for_line() {
 }
 
 # Stop a pid we started: SIGTERM, then SIGKILL after 5 s. Never by name.
+# start_live_daemon CONFIG_TEXT: wbtuned on the live system with that config and its own socket in $tmp;
+# sets $daemon and ctl(), stops it on exit and shows its stderr when the test fails.
+start_live_daemon() {
+        printf '%s' "$1" > "$tmp/wbtuned.conf"
+        "$WBTUNED" -c "$tmp/wbtuned.conf" --socket "$tmp/ctl" --quiet > "$tmp/daemon.out" 2> "$tmp/daemon.err" < /dev/null &
+        daemon=$!
+        push_cleanup "stop_pid $daemon"
+        push_cleanup '[[ $_exit_rc -ne 0 && $_exit_rc -ne 77 ]] && { echo "--- daemon stderr"; cat "$tmp/daemon.err"; }'
+        wait_for_socket "$tmp/ctl" 10 || fail "the daemon did not open its socket"
+        ctl() { "$WBTUNECTL" --socket "$tmp/ctl" "$@"; }
+}
+
 stop_pid() {
         local pid=$1 i
         kill -0 "$pid" 2>/dev/null || return 0

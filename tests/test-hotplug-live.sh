@@ -17,13 +17,7 @@ push_cleanup "losetup -d '$loop'"
 devpath=$(realpath "/sys/block/${loop#/dev/}") || fail "no sysfs entry for $loop"
 devpath=${devpath#/sys}
 
-printf '[daemon]\ntick = 60s\nattribution = no\n[policy]\nmode = observe\n' > "$tmp/wbtuned.conf"
-"$WBTUNED" -c "$tmp/wbtuned.conf" --socket "$tmp/ctl" --quiet > "$tmp/daemon.out" 2> "$tmp/daemon.err" < /dev/null &
-daemon=$!
-push_cleanup "stop_pid $daemon"
-push_cleanup '[[ $_exit_rc -ne 0 && $_exit_rc -ne 77 ]] && { echo "--- daemon stderr"; cat "$tmp/daemon.err"; }'
-wait_for_socket "$tmp/ctl" 10 || fail "the daemon did not open its socket"
-ctl() { "$WBTUNECTL" --socket "$tmp/ctl" "$@"; }
+start_live_daemon $'[daemon]\ntick = 60s\nattribution = no\n[policy]\nmode = observe\n'
 status() { out=$(ctl status --json) || fail "status failed"; }
 
 status

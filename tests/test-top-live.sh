@@ -36,13 +36,7 @@ if [[ -w $bdi/strict_limit && -w $bdi/max_bytes ]]; then
         echo $((16 << 20)) > "$bdi/max_bytes"
 fi
 
-printf '[daemon]\ntick = 1s\nattribution = yes\n[policy]\nmode = observe\n' > "$tmp/wbtuned.conf"
-"$WBTUNED" -c "$tmp/wbtuned.conf" --socket "$tmp/ctl" --quiet > "$tmp/daemon.out" 2> "$tmp/daemon.err" < /dev/null &
-daemon=$!
-push_cleanup "stop_pid $daemon"
-push_cleanup '[[ $_exit_rc -ne 0 && $_exit_rc -ne 77 ]] && { echo "--- daemon stderr"; cat "$tmp/daemon.err"; }'
-wait_for_socket "$tmp/ctl" 10 || fail "the daemon did not open its socket"
-ctl() { "$WBTUNECTL" --socket "$tmp/ctl" "$@"; }
+start_live_daemon $'[daemon]\ntick = 1s\nattribution = yes\n[policy]\nmode = observe\n'
 
 out=$(ctl status --json) || fail "status failed"
 if ! json_check "$out" 'j["attribution"]["enabled"]'; then
