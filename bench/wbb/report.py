@@ -225,17 +225,23 @@ def plot_bars(outdir, scenario, case, summ):
          "set style data histogram", "set style histogram errorbars gap 1 lw 1",
          "set style fill solid 0.8 border -1", "set grid ytics", "set yrange [0:*]",
          "set key below font ',8'", "set xtics font ',8'"]
-    for panel, (off, ylabel) in enumerate(((0, "MB/s (application)"), (3, "p99 write latency, ms"))):
+    for off, ylabel in ((0, "MB/s (application)"), (3, "p99 write latency, ms")):
         s.append("set ylabel '%s'" % ylabel)
-        parts = []
-        for i, (tun, _) in enumerate(items):
-            c = 2 + i * 6 + off
-            parts.append("'%s' using %d:%d:%d%s title '%s' lc rgb '%s'" %
-                         (dat if i == 0 else "", c, c + 1, c + 2, ":xtic(1)" if i == 0 else "",
-                          tun, COLORS[i % len(COLORS)]))
-        s.append("plot " + ", ".join(parts))
+        s.append(_errorbar_plot(dat, [tun for tun, _ in items], off))
     s.append("unset multiplot")
     return png if _gp("\n".join(s) + "\n", png) else None
+
+
+def _errorbar_plot(dat, names, off):
+    """The gnuplot 'plot' line for dat's columns: per name, 6 columns (median, min, max of two
+    measures); off 0 picks the first measure, 3 the second."""
+    parts = []
+    for i, name in enumerate(names):
+        c = 2 + 6 * i + off
+        parts.append("'%s' using %d:%d:%d%s title '%s' lc rgb '%s'" %
+                     (dat if i == 0 else "", c, c + 1, c + 2, ":xtic(1)" if i == 0 else "",
+                      name, COLORS[i % len(COLORS)]))
+    return "plot " + ", ".join(parts)
 
 
 def plot_matrix(outdir, scenario, summ):
@@ -271,17 +277,10 @@ def plot_matrix(outdir, scenario, summ):
          "set style fill solid 0.8 border -1", "set grid ytics",
          "set key outside right top font ',8'", "set xtics rotate by -30 font ',8'",
          "set offsets 0, 0, graph 0.1, 0"]
-    for off, ylabel, logy in ((0, "MB/s (application)", False), (3, "testbed dirty+writeback peak (x threshold)", False)):
+    for off, ylabel in ((0, "MB/s (application)"), (3, "testbed dirty+writeback peak (x threshold)")):
         s.append("set ylabel '%s'" % ylabel)
-        s.append("set logscale y" if logy else "unset logscale y")
         s.append("set yrange [0:*]")
-        parts = []
-        for i, t in enumerate(tuns):
-            c = 2 + 6 * i + off
-            parts.append("'%s' using %d:%d:%d%s title '%s' lc rgb '%s'" %
-                         (dat if i == 0 else "", c, c + 1, c + 2, ":xtic(1)" if i == 0 else "",
-                          t, COLORS[i % len(COLORS)]))
-        s.append("plot " + ", ".join(parts))
+        s.append(_errorbar_plot(dat, tuns, off))
     s.append("unset multiplot")
     return png if _gp("\n".join(s) + "\n", png) else None
 
