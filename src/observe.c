@@ -212,15 +212,10 @@ static void kv_fields_cb(const char *key, const char *value, void *userdata) {
         }
 }
 
-/* Read path (relative to dirfd, or AT_FDCWD) and fill fields; -ENODATA if one is missing or malformed. */
-static int read_kv_file_at(int dirfd, const char *path, kv_field *fields, size_t n) {
-        _cleanup_free_ char *buf = NULL;
+/* Fill fields from text; -ENODATA if one is missing or malformed. */
+static int parse_kv_fields(char *buf, kv_field *fields, size_t n) {
         kv_fields t = { .fields = fields, .n = n };
-        int r;
 
-        r = read_file_full_at(dirfd, path, &buf, NULL);
-        if (r < 0)
-                return r;
         parse_kv(buf, kv_fields_cb, &t);
         if (t.malformed)
                 return -ENODATA;
@@ -232,12 +227,14 @@ static int read_kv_file_at(int dirfd, const char *path, kv_field *fields, size_t
 
 /* A global /proc file of "key value" lines: missing fields read as 0 (logged); an unreadable file fails. */
 static int read_global_kv(observe_ctx *ctx, const char *file, kv_field *fields, size_t n) {
-        _cleanup_free_ char *path = root_path(ctx, "%s", file);
+        _cleanup_free_ char *path = root_path(ctx, "%s", file), *buf = NULL;
         int r;
 
         if (!path)
                 return -ENOMEM;
-        r = read_kv_file_at(AT_FDCWD, path, fields, n);
+        r = read_file_full(path, &buf, NULL);
+        if (r >= 0)
+                r = parse_kv_fields(buf, fields, n);
         if (r == -ENODATA)
                 log_debug("Some fields are missing or malformed in %s, using 0 for them", path);
         else if (r < 0)
@@ -386,8 +383,23 @@ static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bdi_knobs *k) {
         return 0;
 }
 
-static int read_debugfs_stats(observe_ctx *ctx, bdi_device *d) {
+/* <root>/sys/kernel/debug/bdi/<bdi>/<file>, opened relative to the tick's debugfs fd when there is one. */
+static int read_debugfs_file(observe_ctx *ctx, const char *bdi, const char *file, char **ret) {
         _cleanup_free_ char *path = NULL;
+
+        if (ctx->debugfs_bdi_fd >= 0) {
+                if (asprintf(&path, "%s/%s", bdi, file) < 0)
+                        return -ENOMEM;
+                return read_file_full_at(ctx->debugfs_bdi_fd, path, ret, NULL);
+        }
+        path = root_path(ctx, "/sys/kernel/debug/bdi/%s/%s", bdi, file);
+        if (!path)
+                return -ENOMEM;
+        return read_file_full(path, ret, NULL);
+}
+
+static int read_debugfs_stats(observe_ctx *ctx, bdi_device *d) {
+        _cleanup_free_ char *buf = NULL;
         uint64_t writeback_kb, reclaimable_kb, thresh_kb, dirtied_kb, written_kb, bw_kbps;
         kv_field f[] = {
                 { "BdiWriteback", &writeback_kb, false },
@@ -399,14 +411,9 @@ static int read_debugfs_stats(observe_ctx *ctx, bdi_device *d) {
         };
         int r;
 
-        if (ctx->debugfs_bdi_fd >= 0 && asprintf(&path, "%s/stats", d->bdi) >= 0)
-                r = read_kv_file_at(ctx->debugfs_bdi_fd, path, f, ELEMENTSOF(f));
-        else {
-                path = root_path(ctx, "/sys/kernel/debug/bdi/%s/stats", d->bdi);
-                if (!path)
-                        return -ENOMEM;
-                r = read_kv_file_at(AT_FDCWD, path, f, ELEMENTSOF(f));
-        }
+        r = read_debugfs_file(ctx, d->bdi, "stats", &buf);
+        if (r >= 0)
+                r = parse_kv_fields(buf, f, ELEMENTSOF(f));
         if (r < 0)
                 return r;
 
@@ -455,18 +462,11 @@ static void wb_scan_cb(const char *key, const char *value, void *userdata) {
 }
 
 static int read_debugfs_wb_stats(observe_ctx *ctx, bdi_device *d) {
-        _cleanup_free_ char *path = NULL, *buf = NULL;
+        _cleanup_free_ char *buf = NULL;
         wb_scan s = {};
         int r;
 
-        if (ctx->debugfs_bdi_fd >= 0 && asprintf(&path, "%s/wb_stats", d->bdi) >= 0)
-                r = read_file_full_at(ctx->debugfs_bdi_fd, path, &buf, NULL);
-        else {
-                path = root_path(ctx, "/sys/kernel/debug/bdi/%s/wb_stats", d->bdi);
-                if (!path)
-                        return -ENOMEM;
-                r = read_file_full(path, &buf, NULL);
-        }
+        r = read_debugfs_file(ctx, d->bdi, "wb_stats", &buf);
         if (r < 0)
                 return r;
         parse_kv(buf, wb_scan_cb, &s);
