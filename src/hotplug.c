@@ -39,7 +39,7 @@ static int on_uevent(sd_device_monitor *m, sd_device *d, void *userdata) {
         (void) sd_device_get_subsystem(d, &subsystem);
         (void) sd_device_get_sysname(d, &sysname);
         log_debug("uevent: %s %s %s", action_name(d), subsystem ? subsystem : "?", sysname ? sysname : "?");
-        h->cb(subsystem ? subsystem : "", action_name(d), sysname ? sysname : "", h->userdata);
+        h->cb(h->userdata);
         return 0;
 }
 

@@ -6,8 +6,8 @@
 
 typedef struct hotplug hotplug;
 
-/* Called once per uevent of subsystem "block" or "bdi". */
-typedef void (*hotplug_cb)(const char *subsystem, const char *action, const char *sysname, void *userdata);
+/* Called once per uevent of subsystem "block" or "bdi" (the event itself is logged at debug level). */
+typedef void (*hotplug_cb)(void *userdata);
 
 /* Starts monitoring udev events on e. -errno when there is no udev to listen to (containers, no
  * netlink): the caller keeps polling each tick. */

@@ -597,13 +597,10 @@ manager *manager_free(manager *m) {
 /* A burst of uevents (a disk, its partitions, its BDI) makes one early tick this long after the first. */
 #define HOTPLUG_DELAY_USEC (100 * 1000ULL)
 
-static void on_hotplug(const char *subsystem, const char *action, const char *sysname, void *userdata) {
+static void on_hotplug(void *userdata) {
         manager *m = userdata;
         uint64_t now, due, at;
 
-        (void) subsystem;
-        (void) action;
-        (void) sysname;
         m->hotplug_events++;
         if (!m->tick_source || sd_event_now(m->event, CLOCK_MONOTONIC, &now) < 0)
                 return;
