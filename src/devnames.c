@@ -488,15 +488,11 @@ void disk_cache_done(disk_cache *c) {
         *c = (disk_cache) {};
 }
 
-/* The facts of major:minor, from the cache when fresh; into *buf when there is no cache or no room. */
+/* The facts of major:minor, from the cache when fresh; into *buf when the cache has no room. */
 static const disk_facts *disk_facts_get(const char *root, disk_cache *c, unsigned major, unsigned minor,
                                         disk_facts *buf) {
         disk_facts key = { .major = major, .minor = minor }, *f = NULL;
 
-        if (!c) {
-                disk_facts_read(root, major, minor, buf);
-                return buf;
-        }
         if (c->n_sorted > 0)
                 f = bsearch(&key, c->v, c->n_sorted, sizeof(c->v[0]), cmp_facts);
         for (size_t i = c->n_sorted; !f && i < c->n; i++)   /* added this tick */

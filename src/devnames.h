@@ -62,6 +62,6 @@ void disk_cache_begin(disk_cache *c, uint64_t now_usec);
 void disk_cache_end(disk_cache *c);
 void disk_cache_done(disk_cache *c);
 
-/* Fill name, fstype, mounts, model and traits of d (whose bdi and devnum are set).
- * cache: NULL to read sysfs every time. */
+/* Fill name, fstype, mounts, model and traits of d (whose bdi and devnum are set); block device facts
+ * come through cache. */
 int devnames_describe(const char *root, const mount_table *mounts, disk_cache *cache, bdi_device *d);
