@@ -10,7 +10,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
-#include <time.h>
 
 #include "log.h"
 #include "util.h"
@@ -626,12 +625,7 @@ int trace_tick_at(trace_ctx *ctx, uint64_t elapsed_usec, uint64_t now_usec, trac
 }
 
 int trace_tick(trace_ctx *ctx, uint64_t elapsed_usec, trace_tick_result *ret) {
-        struct timespec ts;
-        uint64_t now_usec = 0;
-
-        if (ctx->clock_mono && clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
-                now_usec = (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-        return trace_tick_at(ctx, elapsed_usec, now_usec, ret);
+        return trace_tick_at(ctx, elapsed_usec, ctx->clock_mono ? now_usec() : 0, ret);
 }
 
 /* ---- tracefs instance -------------------------------------------------------------------------- */
