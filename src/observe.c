@@ -599,21 +599,15 @@ static bool debugfs_available(observe_ctx *ctx) {
         return false;
 }
 
+static int prev_cmp(const void *bdi, const void *elem) {
+        return bdi_name_cmp(bdi, ((const prev_bdi *) elem)->bdi);
+}
+
 static const prev_bdi *find_prev(const observe_ctx *ctx, const char *bdi) {
-        size_t lo = 0, hi = ctx->n_prev;
+        bool found;
+        size_t i = search_sorted(ctx->prev, ctx->n_prev, sizeof(*ctx->prev), bdi, prev_cmp, &found);
 
-        while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                int c = bdi_name_cmp(bdi, ctx->prev[mid].bdi);
-
-                if (c == 0)
-                        return &ctx->prev[mid];
-                if (c < 0)
-                        hi = mid;
-                else
-                        lo = mid + 1;
-        }
-        return NULL;
+        return found ? &ctx->prev[i] : NULL;
 }
 
 static void derive_device(const observe_ctx *ctx, uint64_t elapsed_usec, bdi_device *d) {
