@@ -65,14 +65,6 @@ static const choice tristate_choices[] = {
         { "auto", TRISTATE_AUTO }, { "yes", TRISTATE_YES }, { "no", TRISTATE_NO }, {},
 };
 
-static const struct { const char *word; unsigned trait; } trait_words[] = {
-        { "rotational", BDI_TRAIT_ROTATIONAL },
-        { "removable",  BDI_TRAIT_REMOVABLE },
-        { "usb",        BDI_TRAIT_USB },
-        { "nfs",        BDI_TRAIT_NFS },
-        { "fuse",       BDI_TRAIT_FUSE },
-};
-
 static bool is_none(const char *v) {
         return streq(v, "") || streq(v, "none") || streq(v, "0");
 }
@@ -428,13 +420,6 @@ static void section_keys_text(section_kind s, char *buf, size_t size) {
         for (size_t i = 0; i < N_KEYS && n < size; i++)
                 if (config_keys[i].section == s)
                         n += (size_t) snprintf(buf + n, size - n, "%s%s", n ? ", " : "", config_keys[i].name);
-}
-
-static unsigned trait_from_word(const char *s) {
-        for (size_t i = 0; i < ELEMENTSOF(trait_words); i++)
-                if (streq(s, trait_words[i].word))
-                        return trait_words[i].trait;
-        return 0;
 }
 
 /* "8:0" -> 8, 0. -EINVAL if s is not digits:digits, -ERANGE if beyond the kernel's 12:20 bits. */
@@ -861,11 +846,12 @@ void config_dump(const config *c, FILE *out) {
 bool device_config_matches(const device_config *dc, const char *name, const char *alias,
                            unsigned major, unsigned minor, unsigned traits) {
         char devnum[32];
-        unsigned maj, min, t;
+        unsigned maj, min;
+        int t;
 
-        t = trait_from_word(dc->match);
-        if (t)
-                return (traits & t) != 0;
+        t = trait_from_string(dc->match);
+        if (t > 0)
+                return (traits & (unsigned) t) != 0;
         if (parse_devnum(dc->match, &maj, &min) == 0)
                 return maj == major && min == minor;
         if (name && fnmatch(dc->match, name, 0) == 0)
