@@ -341,19 +341,12 @@ static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bdi_knobs *k) {
                 { "max_bytes",      BDI_HAVE_MAX_BYTES,      offsetof(bdi_knobs, max_bytes),      false },
                 { "strict_limit",   BDI_HAVE_STRICT_LIMIT,   offsetof(bdi_knobs, strict_limit),   true  },
         };
-        _cleanup_free_ char *dir = NULL;
         _cleanup_close_ int dirfd = -1;
         bool any_gone = false;
 
         *k = (bdi_knobs) {};
-        dir = root_path(ctx, "/sys/class/bdi/%s", bdi);
-        if (!dir)
-                return -ENOMEM;
-        /* one lookup of the directory, then each knob relative to it */
-        if (ctx->class_bdi_fd >= 0)
-                dirfd = openat(ctx->class_bdi_fd, bdi, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        else
-                dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        /* one lookup of the directory (relative to the tick's /sys/class/bdi fd), then each knob in it */
+        dirfd = openat(ctx->class_bdi_fd, bdi, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (dirfd < 0)
                 return errno == ENOENT ? -ENODEV : -errno;
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
@@ -367,7 +360,7 @@ static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bdi_knobs *k) {
                         if (r == -ENOENT)
                                 any_gone = true;
                         else
-                                log_debug_errno(r, "Ignoring %s/%s: %m", dir, table[i].file);
+                                log_debug_errno(r, "Ignoring %s/sys/class/bdi/%s/%s: %m", ctx->root, bdi, table[i].file);
                         continue;
                 }
                 k->have |= table[i].bit;
@@ -378,7 +371,7 @@ static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bdi_knobs *k) {
         }
 
         /* A missing knob file is an older kernel, unless the whole BDI is gone. */
-        if (any_gone && access(dir, F_OK) < 0)
+        if (any_gone && faccessat(ctx->class_bdi_fd, bdi, F_OK, 0) < 0)
                 return -ENODEV;
         return 0;
 }
