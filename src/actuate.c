@@ -1102,12 +1102,6 @@ int actuator_apply(actuator *a, const sample *s, const decision *dec) {
                 return log_oom_error();
         for (size_t i = 0; i < a->n_devices; i++)
                 a->devices[i].seen = false;
-        for (size_t i = 0; i < dec->n_devices; i++)
-                if (plans[i].gone && find_dev(a, plans[i].dd->bdi)) {
-                        log_debug("%s vanished, forgetting it.", plans[i].dd->bdi);
-                        forget_dev(a, plans[i].dd->bdi);
-                        (void) saved_write(a);
-                }
         if (fit_min_sum(a, &a->min_scaled, s, dec, managed, n_managed, plans, thresh_pages) < 0)
                 return log_oom_error();
         for (int pass = 0; pass < 2; pass++)
@@ -1140,6 +1134,13 @@ int actuator_apply(actuator *a, const sample *s, const decision *dec) {
                         }
                         if (r < 0 && first == 0)
                                 first = r;
+                }
+        /* only now: forgetting moves the other entries, which plans[].d pointed to until here */
+        for (size_t i = 0; i < dec->n_devices; i++)
+                if (plans[i].gone && find_dev(a, plans[i].dd->bdi)) {
+                        log_debug("%s vanished, forgetting it.", plans[i].dd->bdi);
+                        forget_dev(a, plans[i].dd->bdi);
+                        (void) saved_write(a);
                 }
 
         /* devices that left management (or the system) */

@@ -511,6 +511,39 @@ static void test_vanished(void) {
         fake_kernel_free(fk);
 }
 
+/* A device vanishing does not shift another device's saved originals under the min-sum budget. */
+static void test_vanished_keeps_others(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 4);
+        uint64_t limit = fake_kernel_thresh_pages(fk) * 4096;
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd;
+        sample s;
+
+        printf("# 7:1 vanishes: 7:2 restoring its min and 7:3 keeping its own are judged on their own originals\n");
+        fake_kernel_bdi(fk, "7:3")->min_ppm = 600000;     /* 7:3's original min: 60 % of the limit */
+        s = make_sample(fk, 1 * SEC);
+        CHECK(new_actuator(fk, &a) == 0);
+        dd = add_device(&d, "7:1");
+        want(dk(dd, KNOB_MAX_BYTES), 16 * M, "cap");
+        dd = add_device(&d, "7:2");
+        want(dk(dd, KNOB_MIN_BYTES), 8 * M, "floor");
+        dd = add_device(&d, "7:3");
+        want(dk(dd, KNOB_MIN_BYTES), limit * 45 / 100, "floor");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:3")->min_ppm / 1000, 450);
+
+        /* 7:2 gives its min back (original 0); 60 % + 45 % would not fit, 0 % + 45 % does */
+        fake_kernel_remove_bdi(fk, "7:1");
+        s = make_sample(fk, 2 * SEC);
+        d.devices[1].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST].wanted = false;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:2")->min_ppm, 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:3")->min_ppm / 1000, 450);
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
 static void test_recover(void) {
         fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 4);
         actuator *a;
@@ -820,6 +853,7 @@ int main(int argc, char **argv) {
                 test_min_sum();
                 test_backoff();
                 test_vanished();
+                test_vanished_keeps_others();
                 test_many_devices_any_order();
                 test_recover();
                 test_old_kernel();
