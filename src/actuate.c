@@ -44,7 +44,6 @@ typedef struct adev {
         bool changed[KNOB_DEVICE_COUNT];
         backoff bo[KNOB_DEVICE_COUNT];
         bool warned_missing;           /* logged that this kernel lacks the bytes/strict files */
-        bool seen;
 } adev;
 
 struct actuator {
@@ -512,7 +511,6 @@ static int op_run(actuator *a, const op *o, bool use_backoff) {
                 d = get_dev(a, o->bdi);
                 if (!d)
                         return log_oom_error();
-                d->seen = true;
         }
         bo = op_backoff(a, o);
         if (use_backoff && bo->active && bo->value == o->value &&
@@ -1100,8 +1098,6 @@ int actuator_apply(actuator *a, const sample *s, const decision *dec) {
         managed = index_managed(dec, &n_managed);
         if (!managed)
                 return log_oom_error();
-        for (size_t i = 0; i < a->n_devices; i++)
-                a->devices[i].seen = false;
         if (fit_min_sum(a, &a->min_scaled, s, dec, managed, n_managed, plans, thresh_pages) < 0)
                 return log_oom_error();
         for (int pass = 0; pass < 2; pass++)
@@ -1110,21 +1106,11 @@ int actuator_apply(actuator *a, const sample *s, const decision *dec) {
                         op ops[4];
                         size_t n;
 
-                        if (!p->dd->managed || p->gone)
-                                continue;
-                        if (p->skip) {
-                                adev *d = find_dev(a, p->dd->bdi);
-                                if (d)
-                                        d->seen = true;
-                                continue;
-                        }
-                        if (plan_lowers_min(p) != (pass == 0))
+                        if (!p->dd->managed || p->skip || plan_lowers_min(p) != (pass == 0))
                                 continue;
                         p->d = find_dev(a, p->dd->bdi);
                         n = plan_device(a, p->d, p->dd->bdi, &p->tmin, &p->tmax, &p->tstrict, &p->cur,
                                         thresh_pages, limit_changed, ops);
-                        if (p->d)
-                                ((adev *) p->d)->seen = true;
                         r = ops_run(a, ops, n, true, &gone);
                         if (gone) {
                                 log_debug("%s vanished, forgetting it.", p->dd->bdi);
@@ -1148,7 +1134,7 @@ int actuator_apply(actuator *a, const sample *s, const decision *dec) {
         if (!leaving)
                 return log_oom_error();
         for (size_t i = 0; i < a->n_devices; i++)
-                if (!a->devices[i].seen && !named_find(managed, n_managed, a->devices[i].bdi))
+                if (!named_find(managed, n_managed, a->devices[i].bdi))
                         snprintf(leaving[n_leaving++], sizeof leaving[0], "%s", a->devices[i].bdi);
         for (size_t i = 0; i < n_leaving; i++) {
                 r = restore_device_internal(a, leaving[i], true);
