@@ -358,7 +358,7 @@ static int verb_top(void *userdata, json_object *request, json_object **reply, c
                 const bdi_device *d = &m->current.devices[i];
                 json_object *throttle = attribution_device_json(m->attribution, d->bdi), *j;
 
-                if (!throttle && d->backlog_bytes == 0 && d->dirty_rate_bytes_per_s == 0 && d->write_bw_bytes_per_s == 0)
+                if (!throttle && !bdi_device_active(d))
                         continue;
                 j = report_device(d);
                 if (throttle)
@@ -467,10 +467,6 @@ static void manager_notify_status(manager *m) {
                    format_bytes(thresh, sizeof thresh, g->dirty_thresh_bytes));
 }
 
-static uint64_t device_best_bw(const bdi_device *d) {
-        return MAX(d->wb_bw_bytes_per_s, MAX(d->kernel_bw_bytes_per_s, d->write_bw_bytes_per_s));
-}
-
 /* One line for the machine, one per device that holds or moves data. */
 static void manager_print_tick(manager *m) {
         const global_state *g = &m->current.global;
@@ -484,13 +480,13 @@ static void manager_print_tick(manager *m) {
         for (size_t i = 0; i < m->current.n_devices; i++) {
                 const bdi_device *dev = &m->current.devices[i];
 
-                if (dev->backlog_bytes == 0 && dev->dirty_rate_bytes_per_s == 0 && dev->write_bw_bytes_per_s == 0)
+                if (!bdi_device_active(dev))
                         continue;
                 printf("  %-8s %-10s %-6s %-24s dirty %s wb %s thresh %s bw %s/s dirtying %s/s backlog %.1fs\n",
                        dev->bdi, dev->name, dev->fstype[0] ? dev->fstype : "-",
                        dev->n_mounts > 0 ? dev->mounts[0] : "-",
                        format_bytes(a, sizeof a, dev->dirty_bytes), format_bytes(b, sizeof b, dev->writeback_bytes),
-                       format_bytes(c, sizeof c, dev->thresh_bytes), format_bytes(d, sizeof d, device_best_bw(dev)),
+                       format_bytes(c, sizeof c, dev->thresh_bytes), format_bytes(d, sizeof d, bdi_device_best_bw(dev)),
                        format_bytes(e, sizeof e, dev->dirty_rate_bytes_per_s), dev->backlog_s);
         }
         /* stdout gone (a closed pipe): stop printing rather than die by SIGPIPE with knobs changed */

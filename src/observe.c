@@ -616,7 +616,7 @@ static void derive_device(const observe_ctx *ctx, uint64_t elapsed_usec, bdi_dev
                 d->seen_before = true;
         }
 
-        best_bw = MAX(MAX(d->wb_bw_bytes_per_s, d->kernel_bw_bytes_per_s), d->write_bw_bytes_per_s);
+        best_bw = bdi_device_best_bw(d);
         d->backlog_s = best_bw > 0 ? (double) d->backlog_bytes / (double) best_bw : 0.0;
 }
 
@@ -810,6 +810,14 @@ int sample_copy(sample *dst, const sample *src) {
         }
         *dst = c;
         return 0;
+}
+
+bool bdi_device_active(const bdi_device *d) {
+        return d->backlog_bytes > 0 || d->dirty_rate_bytes_per_s > 0 || d->write_bw_bytes_per_s > 0;
+}
+
+uint64_t bdi_device_best_bw(const bdi_device *d) {
+        return MAX(MAX(d->wb_bw_bytes_per_s, d->kernel_bw_bytes_per_s), d->write_bw_bytes_per_s);
 }
 
 const bdi_device *sample_find_device(const sample *s, const char *key) {

@@ -128,6 +128,11 @@ int sample_copy(sample *dst, const sample *src);
 /* Look a device up by bdi name, block device name, mount point or "MAJ:MIN"; NULL if none. */
 const bdi_device *sample_find_device(const sample *s, const char *key);
 
+/* The device holds dirty or writeback data, or dirtied or wrote some since the last sample. */
+bool bdi_device_active(const bdi_device *d);
+/* The largest of its bandwidth figures (WbWriteBandwidth, BdiWriteBandwidth, our own rate); 0 if none. */
+uint64_t bdi_device_best_bw(const bdi_device *d);
+
 const char *stats_source_to_string(stats_source s);
 /* "rotational,usb" into buf; "" if none. */
 const char *traits_to_string(unsigned traits, char *buf, size_t size);

@@ -155,10 +155,6 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         ds->bw_bytes_per_s = MAX(bw, BW_FLOOR_BYTES_PER_S);
 }
 
-static bool device_active_now(const bdi_device *d) {
-        return d->backlog_bytes > 0 || d->dirty_rate_bytes_per_s > 0 || d->write_bw_bytes_per_s > 0;
-}
-
 static uint64_t device_backlog_ms(const config *c, const device_config *dc) {
         return dc && dc->backlog_ms ? dc->backlog_ms : c->backlog_ms;
 }
@@ -350,7 +346,7 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                         continue;
                 update_bandwidth(ds, d, s->time_usec);
                 dd->bw_bytes_per_s = ds->bw_bytes_per_s;
-                dd->active = device_active_now(d);
+                dd->active = bdi_device_active(d);
                 if (dd->active) {
                         demand_bytes += mul_div(ds->bw_bytes_per_s, device_backlog_ms(c, dc), 1000);
                         n_active++;
