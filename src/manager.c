@@ -68,7 +68,6 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         else {
                 sample_done(&m->current);
                 m->current = next;
-                m->have_sample = true;
                 m->n_ticks++;
                 manager_decide_and_act(m);
                 if (m->history && history_add(m->history, &m->current) < 0)
@@ -675,7 +674,6 @@ int manager_start(manager *m) {
         r = observe_sample(m->observe, &m->current);
         if (r < 0)
                 return log_error_errno(r, "Failed to read the writeback state: %m");
-        m->have_sample = true;
         m->n_ticks = 1;
         manager_decide_and_act(m);
 

@@ -24,7 +24,6 @@ typedef struct manager {
 
         observe_ctx *observe;
         sample current;             /* the latest sample; zeroed before the first tick */
-        bool have_sample;
         uint64_t start_usec;
         uint64_t n_ticks;
 
