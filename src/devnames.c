@@ -16,11 +16,6 @@ static bool streq_ptr(const char *a, const char *b) {
         return a && b && strcmp(a, b) == 0;
 }
 
-static void closedirp(DIR **d) {
-        if (*d)
-                closedir(*d);
-}
-#define _cleanup_closedir_ _cleanup_(closedirp)
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo; decode in place. */
 static void unescape_octal(char *s) {

@@ -44,18 +44,6 @@ struct observe_ctx {
         int debugfs_bdi_fd;             /* <root>/sys/kernel/debug/bdi */
 };
 
-static void closedirp(DIR **d) {
-        if (*d)
-                closedir(*d);
-}
-#define _cleanup_closedir_ _cleanup_(closedirp)
-
-static uint64_t mul_sat(uint64_t a, uint64_t b) {
-        uint64_t r;
-
-        return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
 static uint64_t add_sat(uint64_t a, uint64_t b) {
         uint64_t r;
 

@@ -363,12 +363,6 @@ static task_slot *find_task(trace_ctx *ctx, int32_t pid, const char *bdi, bool *
         return NULL;
 }
 
-static uint64_t mul_sat(uint64_t a, uint64_t b) {
-        if (a && b > UINT64_MAX / a)
-                return UINT64_MAX;
-        return a * b;
-}
-
 static void aggregate(trace_ctx *ctx, const trace_event *ev) {
         trace_device *d;
         task_slot *slot;

@@ -1,6 +1,7 @@
 /* Small helpers shared by every module: cleanup attributes, file reading, number parsing. */
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,11 +17,20 @@
 static inline void freep(void *p) { free(*(void **) p); }
 static inline void closep(int *fd) { if (*fd >= 0) { int saved = errno; close(*fd); errno = saved; } }
 static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
+static inline void closedirp(DIR **d) { if (*d) closedir(*d); }
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
 #define _cleanup_fclose_ _cleanup_(fclosep)
+#define _cleanup_closedir_ _cleanup_(closedirp)
+
+/* a * b, UINT64_MAX when it does not fit (kernel counters in KB or pages, turned into bytes). */
+static inline uint64_t mul_sat(uint64_t a, uint64_t b) {
+        uint64_t r;
+
+        return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
 
 /* Hand a cleaned-up pointer or fd to the caller: x = TAKE_PTR(p). */
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
