@@ -119,28 +119,6 @@ int write_string_file(const char *path, const char *s) {
         return 0;
 }
 
-int parse_u64(const char *s, uint64_t *ret) {
-        unsigned long long v;
-        char *end;
-
-        if (!s)
-                return -EINVAL;
-        while (isspace((unsigned char) *s))
-                s++;
-        if (!isdigit((unsigned char) *s))
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno == ERANGE)
-                return -ERANGE;
-        while (isspace((unsigned char) *end))
-                end++;
-        if (*end)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
 /* Split "16M" into number and the rest; 0 or -errno. */
 static int parse_number_suffix(const char *s, uint64_t *number, const char **suffix) {
         unsigned long long v;
@@ -158,6 +136,22 @@ static int parse_number_suffix(const char *s, uint64_t *number, const char **suf
                 end++;
         *number = v;
         *suffix = end;
+        return 0;
+}
+
+int parse_u64(const char *s, uint64_t *ret) {
+        const char *end;
+        uint64_t v;
+        int r;
+
+        if (!s)
+                return -EINVAL;
+        r = parse_number_suffix(s, &v, &end);
+        if (r < 0)
+                return r;
+        if (*end)
+                return -EINVAL;
+        *ret = v;
         return 0;
 }
 
