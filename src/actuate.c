@@ -738,7 +738,7 @@ static dtarget device_target(const adev *d, const device_decision *dd, knob_id k
 
 /* Fill one device op for a min/max target; false if nothing to write. */
 static bool plan_minmax(const actuator *a, const adev *d, knob_id k, const dtarget *t, const devcur *c,
-                        uint64_t thresh_pages, bool force, op *o) {
+                        bool force, op *o) {
         bool is_min = k == KNOB_MIN_BYTES;
         uint64_t cur_bytes = is_min ? c->min_bytes : c->max_bytes;
         uint64_t cur_ppm = is_min ? c->min_ppm : c->max_ppm;
@@ -777,7 +777,6 @@ static bool plan_minmax(const actuator *a, const adev *d, knob_id k, const dtarg
                         o->value = orig / 10000;
                 }
                 fmt_ppm(o->new_text, sizeof o->new_text, orig, d->fine);
-                (void) thresh_pages;
                 return true;
         }
         return false;
@@ -813,8 +812,8 @@ static size_t plan_device(const actuator *a, const adev *d, const char *bdi, con
         uint64_t new_min_ppm;
         size_t n = 0;
 
-        have_min = plan_minmax(a, d, KNOB_MIN_BYTES, tmin, c, thresh_pages, force, &omin);
-        have_max = plan_minmax(a, d, KNOB_MAX_BYTES, tmax, c, thresh_pages, force, &omax);
+        have_min = plan_minmax(a, d, KNOB_MIN_BYTES, tmin, c, force, &omin);
+        have_max = plan_minmax(a, d, KNOB_MAX_BYTES, tmax, c, force, &omax);
         have_strict = plan_strict(d, tstrict, c, &ostrict);
         if (have_min)
                 omin.bdi = bdi;
@@ -1067,7 +1066,7 @@ int actuator_apply(actuator *a, const sample *s, const decision *dec) {
         _cleanup_free_ char (*leaving)[64] = NULL;
         _cleanup_free_ named *managed = NULL;
         size_t ng, n_leaving = 0, n_managed = 0;
-        uint64_t thresh_pages, bg_pages;
+        uint64_t thresh_pages;
         bool limit_changed = false, gone;
         vmcur c;
         int r, first = 0;
@@ -1088,7 +1087,7 @@ int actuator_apply(actuator *a, const sample *s, const decision *dec) {
                         first = r;
         }
         thresh_pages = c.thresh_pages;
-        if (limit_changed && read_thresholds(a, &thresh_pages, &bg_pages) < 0)
+        if (limit_changed && read_thresholds(a, &thresh_pages, NULL) < 0)
                 thresh_pages = c.thresh_pages;
 
         /* then the devices, in an order that keeps min <= max and the sum of mins < 100 % */
@@ -1221,8 +1220,8 @@ static int restore_device_internal(actuator *a, const char *bdi, bool use_backof
         if (r < 0)
                 return log_warning_errno(r, "Failed to read the knobs of %s: %m", bdi);
 
-        have_min = plan_minmax(a, d, KNOB_MIN_BYTES, &tmin, &c, 0, false, &omin);
-        have_max = plan_minmax(a, d, KNOB_MAX_BYTES, &tmax, &c, 0, false, &omax);
+        have_min = plan_minmax(a, d, KNOB_MIN_BYTES, &tmin, &c, false, &omin);
+        have_max = plan_minmax(a, d, KNOB_MAX_BYTES, &tmax, &c, false, &omax);
         have_strict = plan_strict(d, &tstrict, &c, &ostrict);
         if (have_strict && ostrict.value == 0)
                 ops[n++] = ostrict;
