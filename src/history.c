@@ -23,13 +23,16 @@ struct history {
         uint64_t devices_dropped; /* beyond HISTORY_DEVICES_MAX */
 };
 
-size_t history_capacity(uint64_t minutes, uint64_t tick_ms) {
+size_t history_capacity(uint64_t minutes, uint64_t tick_ms, bool *ret_capped) {
+        const uint64_t cap = HISTORY_MEMORY_MAX / (sizeof(history_global) + HISTORY_DEVICES_MAX * sizeof(history_point));
         uint64_t n;
 
         if (tick_ms == 0)
                 tick_ms = 1000;
         n = minutes * 60 * 1000 / tick_ms;
-        n = MIN(n, HISTORY_MEMORY_MAX / (sizeof(history_global) + HISTORY_DEVICES_MAX * sizeof(history_point)));
+        if (ret_capped)
+                *ret_capped = n > cap;
+        n = MIN(n, cap);
         return n ? (size_t) n : 1;
 }
 

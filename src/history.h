@@ -2,6 +2,7 @@
 #pragma once
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -33,8 +34,9 @@ typedef struct history history;
  * ticks would otherwise take 147 MB. */
 #define HISTORY_MEMORY_MAX ((size_t) 32 << 20)
 
-/* Entries per ring for `minutes` of `tick_ms` ticks (at least 1), at most what HISTORY_MEMORY_MAX allows. */
-size_t history_capacity(uint64_t minutes, uint64_t tick_ms);
+/* Entries per ring for `minutes` of `tick_ms` ticks (at least 1), at most what HISTORY_MEMORY_MAX allows;
+ * *ret_capped (may be NULL) tells whether that cap shortened it. */
+size_t history_capacity(uint64_t minutes, uint64_t tick_ms, bool *ret_capped);
 
 /* capacity: ticks kept (history_capacity()). Rings are allocated once each: the global one here,
  * a device's when it first appears. NULL on capacity 0 or out of memory. */

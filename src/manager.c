@@ -624,6 +624,7 @@ static void manager_hotplug_start(manager *m) {
 int manager_start(manager *m) {
         sigset_t mask;
         size_t capacity;
+        bool capped;
         int r;
 
         r = sd_event_default(&m->event);
@@ -678,8 +679,8 @@ int manager_start(manager *m) {
         manager_decide_and_act(m);
 
         m->history_minutes = m->config.history_minutes;
-        capacity = history_capacity(m->history_minutes, m->config.tick_ms);
-        if (capacity < m->history_minutes * 60 * 1000 / m->config.tick_ms)
+        capacity = history_capacity(m->history_minutes, m->config.tick_ms, &capped);
+        if (capped)
                 log_notice("History keeps %.1f minutes, not %" PRIu64 ", at a %" PRIu64 " ms tick: it is capped at %zu MiB.",
                            (double) capacity * (double) m->config.tick_ms / 60000.0, m->history_minutes,
                            m->config.tick_ms, HISTORY_MEMORY_MAX >> 20);

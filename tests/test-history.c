@@ -69,13 +69,15 @@ int main(void) {
         size_t mem0;
         int r;
 
-        CHECK_EQ_U64(history_capacity(15, 1000), 900);
-        CHECK_EQ_U64(history_capacity(1, 250), 240);
-        CHECK_EQ_U64(history_capacity(0, 1000), 1);
+        CHECK_EQ_U64(history_capacity(15, 1000, NULL), 900);
+        CHECK_EQ_U64(history_capacity(1, 250, NULL), 240);
+        CHECK_EQ_U64(history_capacity(0, 1000, NULL), 1);
         /* 15 minutes of 100 ms ticks would take 147 MB with every device slot used: capped */
-        CHECK(history_capacity(15, 100) < 9000);
-        CHECK(history_capacity(15, 100) * (sizeof(history_global) + HISTORY_DEVICES_MAX * sizeof(history_point)) <= HISTORY_MEMORY_MAX);
-        CHECK(history_capacity(15, 100) > 1000);
+        bool capped = false;
+        CHECK(history_capacity(15, 100, &capped) < 9000 && capped);
+        CHECK(history_capacity(15, 1000, &capped) == 900 && !capped);
+        CHECK(history_capacity(15, 100, NULL) * (sizeof(history_global) + HISTORY_DEVICES_MAX * sizeof(history_point)) <= HISTORY_MEMORY_MAX);
+        CHECK(history_capacity(15, 100, NULL) > 1000);
         CHECK_EQ_U64(sizeof(history_point), 64);
         CHECK(history_new(0) == NULL);
 
