@@ -203,7 +203,10 @@ static int cmp_btrfs(const void *a, const void *b) {
 }
 
 /* Index the entries; look each distinct st_dev up in sysfs once (a disk has many mounts). */
-static int mount_table_index(const char *root, mount_table *t) {
+static const disk_facts *disk_facts_get(const char *root, disk_cache *c, unsigned major, unsigned minor,
+                                        disk_facts *buf);
+
+static int mount_table_index(const char *root, disk_cache *cache, mount_table *t) {
         size_t n = MAX(t->n_entries, 1);
 
         t->by_devnum = calloc(n, sizeof(t->by_devnum[0]));
@@ -216,17 +219,22 @@ static int mount_table_index(const char *root, mount_table *t) {
 
         for (size_t i = 0; i < t->n_entries; ) {
                 const mount_entry *e = t->by_devnum[i];
-                blockdev_info info = {};
+                const char *disk = "";
+                disk_facts buf;
                 size_t j;
 
                 /* anonymous st_dev (nfs, btrfs, tmpfs) has no block device */
-                if (e->major == 0 || blockdev_lookup(root, e->major, e->minor, &info) < 0)
-                        info.disk[0] = '\0';
+                if (e->major != 0) {
+                        const disk_facts *f = disk_facts_get(root, cache, e->major, e->minor, &buf);
+
+                        if (f->lookup_r >= 0)
+                                disk = f->disk;
+                }
                 for (j = i; j < t->n_entries && t->by_devnum[j]->major == e->major &&
                             t->by_devnum[j]->minor == e->minor; j++) {
                         mount_entry *m = (mount_entry *) t->by_devnum[j];
 
-                        strscpy(m->disk, sizeof(m->disk), info.disk);
+                        strscpy(m->disk, sizeof(m->disk), disk);
                         if (m->disk[0])
                                 t->by_disk[t->n_by_disk++] = m;
                 }
@@ -313,7 +321,7 @@ static int mount_table_parse(const char *root, mount_table *t) {
         return 0;
 }
 
-int mount_table_read(const char *root, mount_table *ret) {
+int mount_table_read(const char *root, disk_cache *cache, mount_table *ret) {
         mount_table t = {};
         int r;
 
@@ -321,7 +329,7 @@ int mount_table_read(const char *root, mount_table *ret) {
         if (r >= 0) {
                 r = mount_table_parse(root, &t);
                 if (r >= 0)
-                        r = mount_table_index(root, &t);
+                        r = mount_table_index(root, cache, &t);
         }
         if (r == -ENOMEM) {
                 mount_table_done(&t);

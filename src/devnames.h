@@ -29,11 +29,6 @@ typedef struct mount_table {
         size_t n_btrfs;
 } mount_table;
 
-/* Parse <root>/proc/self/mountinfo (octal escapes decoded), find each mount's disk in sysfs and
- * list <root>/sys/fs/btrfs. 0 or -errno; on a mountinfo error *ret still holds the btrfs list. */
-int mount_table_read(const char *root, mount_table *ret);
-void mount_table_done(mount_table *t);
-
 /* What sysfs says about one block device (its name, disk, traits, model): it does not change while the
  * device exists, so it is read again only after DISK_FACTS_MAX_AGE_USEC or when the device comes back. */
 typedef struct disk_facts {
@@ -61,6 +56,12 @@ typedef struct disk_cache {
 void disk_cache_begin(disk_cache *c, uint64_t now_usec);
 void disk_cache_end(disk_cache *c);
 void disk_cache_done(disk_cache *c);
+
+/* Parse <root>/proc/self/mountinfo (octal escapes decoded), find each mount's disk (through cache,
+ * between disk_cache_begin() and disk_cache_end()) and list <root>/sys/fs/btrfs. 0 or -errno; on a
+ * mountinfo error *ret still holds the btrfs list. */
+int mount_table_read(const char *root, disk_cache *cache, mount_table *ret);
+void mount_table_done(mount_table *t);
 
 /* Fill name, fstype, mounts, model and traits of d (whose bdi and devnum are set); block device facts
  * come through cache. */

@@ -660,10 +660,12 @@ static int read_devices_in(observe_ctx *ctx, sample *s) {
         }
         ctx->class_bdi_fd = dirfd(dir);
 
-        r = mount_table_read(ctx->root, &mounts);
-        if (r == -ENOMEM)
-                return r;
         disk_cache_begin(&ctx->disks, s->time_usec);
+        r = mount_table_read(ctx->root, &ctx->disks, &mounts);
+        if (r == -ENOMEM) {
+                disk_cache_end(&ctx->disks);
+                return r;
+        }
         if (r < 0)
                 log_debug_errno(r, "Failed to read mountinfo, devices will have no mounts: %m");
 

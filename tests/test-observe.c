@@ -289,8 +289,10 @@ static const bdi_device *dev(const sample *s, const char *bdi) {
 
 static void test_mount_table(void) {
         mount_table t = {};
+        disk_cache cache = {};
 
-        CHECK(mount_table_read(root, &t) == 0);
+        disk_cache_begin(&cache, 1000000);
+        CHECK(mount_table_read(root, &cache, &t) == 0);
         CHECK_EQ_U64(t.n_entries, 8);
         CHECK_STREQ(t.entries[1].mount_point, "/data dir");
         CHECK_EQ_U64(t.entries[1].major, 8);
@@ -313,8 +315,15 @@ static void test_mount_table(void) {
         CHECK_STREQ(t.btrfs[0].uuid, "0b5e5a5c-1111-2222-3333-444455556666");
         mount_table_done(&t);
         CHECK(t.entries == NULL && t.n_entries == 0);
+        disk_cache_end(&cache);
+        /* the disks of mounted devices are kept for the next tick: 8:1, 8:2, 7:2 and 254:0 */
+        CHECK_EQ_U64(cache.n, 4);
+        disk_cache_done(&cache);
 
-        CHECK(mount_table_read("/nonexistent-root", &t) == -ENOENT);
+        disk_cache_begin(&cache, 1000000);
+        CHECK(mount_table_read("/nonexistent-root", &cache, &t) == -ENOENT);
+        disk_cache_end(&cache);
+        disk_cache_done(&cache);
 }
 
 static void test_first_sample(observe_ctx *ctx, sample *s) {
