@@ -30,6 +30,7 @@ struct control_client {
 
         char *in;             /* CONTROL_LINE_MAX + 1 bytes: one line and its newline */
         size_t in_len;
+        size_t in_scanned;    /* the first in_scanned bytes of in hold no newline */
 
         char *out;            /* queued reply bytes, out[out_start..out_len) unsent */
         size_t out_start, out_len, out_allocated;
@@ -315,7 +316,8 @@ static json_object *client_handle_line(control_client *c, const char *line, size
 
 /* Answer every complete line in the input buffer. 0, or -errno when the client must go. */
 static int client_process_input(control_client *c) {
-        size_t start = 0;
+        size_t start = 0, from;
+        bool no_line = false;
         int r;
 
         while (start < c->in_len && !c->close_when_flushed) {
@@ -323,9 +325,13 @@ static int client_process_input(control_client *c) {
                 if (c->out_len - c->out_start >= CONTROL_OUTPUT_PAUSE)
                         break;
 
-                char *nl = memchr(c->in + start, '\n', c->in_len - start);
-                if (!nl)
+                /* a line sent a byte at a time is searched once, not once per byte */
+                from = MAX(start, c->in_scanned);
+                char *nl = memchr(c->in + from, '\n', c->in_len - from);
+                if (!nl) {
+                        no_line = true;
                         break;
+                }
                 size_t len = (size_t) (nl - (c->in + start));
                 const char *line = c->in + start;
                 start += len + 1;
@@ -344,8 +350,10 @@ static int client_process_input(control_client *c) {
                         return r;
         }
 
-        memmove(c->in, c->in + start, c->in_len - start);
+        if (start > 0)
+                memmove(c->in, c->in + start, c->in_len - start);
         c->in_len -= start;
+        c->in_scanned = no_line ? c->in_len : 0;
 
         if (c->in_len > CONTROL_LINE_MAX && !c->close_when_flushed) {
                 char message[64];
@@ -354,7 +362,7 @@ static int client_process_input(control_client *c) {
                 if (r < 0)
                         return r;
                 c->close_when_flushed = true;
-                c->in_len = 0;
+                c->in_len = c->in_scanned = 0;
         }
         return 0;
 }
@@ -403,7 +411,7 @@ static int client_io_handler(sd_event_source *source, int fd, uint32_t revents, 
                 if (r < 0)
                         goto drop;
                 if (c->close_when_flushed || c->out_len - c->out_start >= CONTROL_OUTPUT_PAUSE ||
-                    !memchr(c->in, '\n', c->in_len))
+                    c->in_scanned == c->in_len)
                         break;
         }
 

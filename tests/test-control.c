@@ -289,6 +289,19 @@ static void test_requests(void) {
         CHECK_STREQ(json_object_to_json_string_ext(get_result(o), JSON_C_TO_STRING_PLAIN), "{\"pong\":true}");
         json_object_put(o);
 
+        /* A request sent in pieces, its end in the same write as the next request: both answered, in order. */
+        tclient_send_str(c, "{\"verb\":\"echo\",");
+        pump(20);
+        tclient_send_str(c, "\"data\":");
+        pump(20);
+        tclient_send_str(c, "\"p\"}\n{\"verb\":\"echo\",\"data\":\"q\"}\n");
+        o = tclient_read(c, NULL);
+        CHECK_STREQ(json_object_to_json_string_ext(get_result(o), JSON_C_TO_STRING_PLAIN), "{\"data\":\"p\"}");
+        json_object_put(o);
+        o = tclient_read(c, NULL);
+        CHECK_STREQ(json_object_to_json_string_ext(get_result(o), JSON_C_TO_STRING_PLAIN), "{\"data\":\"q\"}");
+        json_object_put(o);
+
         /* Several requests in one write, blank lines ignored; replies come back in order. */
         n_pings = 0;
         tclient_send_str(c, "\n{\"verb\":\"echo\",\"data\":\"a\"}\n  \r\n{\"verb\":\"ping\"}\r\n{\"verb\":\"echo\",\"data\":[1,2]}\n");
