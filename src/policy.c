@@ -208,8 +208,8 @@ static void decide_global_limits(const sample *s, const config *c, policy_state 
                      format_bytes(a, sizeof a, limit));
 }
 
-static void decide_intervals(const sample *s, const config *c, const policy_state *st, decision *out) {
-        uint64_t limit = st->dirty_bytes ? st->dirty_bytes : s->global.dirty_thresh_bytes;
+/* limit: the dirty limit we are heading for */
+static void decide_intervals(const config *c, uint64_t limit, decision *out) {
         char a[16];
 
         want(&out->global[KNOB_DIRTY_EXPIRE_CENTISECS], c->max_age_ms / 10, "max_age %" PRIu64 " ms", c->max_age_ms);
@@ -354,8 +354,8 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
         }
 
         decide_global_limits(s, c, st, demand_bytes, n_active, out);
-        decide_intervals(s, c, st, out);
         limit = st->dirty_bytes ? st->dirty_bytes : s->global.dirty_thresh_bytes;
+        decide_intervals(c, limit, out);
 
         /* pass 2: per-device caps against the limit we are heading for */
         for (size_t i = 0; i < s->n_devices; i++) {
