@@ -320,13 +320,17 @@ static void scale_minimums(decision *out, uint64_t limit) {
 }
 
 int policy_decide(const sample *s, const config *c, policy_state *st, decision *out) {
+        _cleanup_free_ const device_config **dcs = NULL;   /* each device's [device] section, for both passes */
         uint64_t demand_bytes = 0, limit;
         size_t n_active = 0;
 
         *out = (decision) {};
         out->devices = calloc(MAX(s->n_devices, 1), sizeof *out->devices);
-        if (!out->devices)
+        dcs = calloc(MAX(s->n_devices, 1), sizeof *dcs);
+        if (!out->devices || !dcs) {
+                decision_done(out);
                 return -ENOMEM;
+        }
         out->n_devices = s->n_devices;
         if (state_sync(st, s) < 0) {
                 decision_done(out);
@@ -340,6 +344,7 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                 device_decision *dd = &out->devices[i];
                 policy_device_state *ds = &st->devices[i];
 
+                dcs[i] = dc;
                 snprintf(dd->bdi, sizeof dd->bdi, "%s", d->bdi);
                 dd->managed = !dc || dc->manage;
                 if (!dd->managed)
@@ -358,14 +363,9 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
         decide_intervals(c, limit, out);
 
         /* pass 2: per-device caps against the limit we are heading for */
-        for (size_t i = 0; i < s->n_devices; i++) {
-                const bdi_device *d = &s->devices[i];
-                const device_config *dc = config_find_device(c, d->name, d->alias, d->major, d->minor, d->traits);
-                device_decision *dd = &out->devices[i];
-
-                if (dd->managed)
-                        decide_device(dc, c, &st->devices[i], limit, dd);
-        }
+        for (size_t i = 0; i < s->n_devices; i++)
+                if (out->devices[i].managed)
+                        decide_device(dcs[i], c, &st->devices[i], limit, &out->devices[i]);
         scale_minimums(out, limit);
         return 0;
 }
