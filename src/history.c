@@ -252,8 +252,10 @@ json_object *history_to_json(const history *h, const char *bdi) {
         json_object *o, *devs;
 
         if (bdi) {
+                size_t first;
+
                 only = device_get(h, bdi);
-                if (!only || history_device_size(h, bdi) == 0)
+                if (!only || device_window(h, only, &first) == 0)
                         return NULL;
         }
         o = json_object_new_object();
