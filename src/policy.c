@@ -45,6 +45,17 @@ static void want(knob_decision *k, uint64_t value, const char *format, ...) {
         va_end(ap);
 }
 
+/* Add to a knob's reason (truncated like want()'s). */
+static void append_reason(knob_decision *k, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void append_reason(knob_decision *k, const char *format, ...) {
+        size_t len = strlen(k->reason);
+        va_list ap;
+
+        va_start(ap, format);
+        vsnprintf(k->reason + len, sizeof k->reason - len, format, ap);
+        va_end(ap);
+}
+
 static uint64_t mul_div(uint64_t a, uint64_t b, uint64_t c) {
         unsigned __int128 r = (unsigned __int128) a * b / (c ? c : 1);
 
@@ -270,15 +281,11 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         ds->max_bytes = cap;
         kmax->wanted = true;
         kmax->value = cap;
-        if (cap != step) {
-                size_t len = strlen(kmax->reason);
-                snprintf(kmax->reason + len, sizeof kmax->reason - len, ": %s is within %d %% of it, not worth a change",
-                         format_bytes(a, sizeof a, target), CAP_HYSTERESIS_PERCENT);
-        } else if (cap != target) {
-                size_t len = strlen(kmax->reason);
-                snprintf(kmax->reason + len, sizeof kmax->reason - len, ": heading for %s in bounded steps",
-                         format_bytes(a, sizeof a, target));
-        }
+        if (cap != step)
+                append_reason(kmax, ": %s is within %d %% of it, not worth a change",
+                              format_bytes(a, sizeof a, target), CAP_HYSTERESIS_PERCENT);
+        else if (cap != target)
+                append_reason(kmax, ": heading for %s in bounded steps", format_bytes(a, sizeof a, target));
 
         if (dc && dc->strict_limit != TRISTATE_AUTO) {
                 strict = dc->strict_limit == TRISTATE_YES;
@@ -308,14 +315,11 @@ static void scale_minimums(decision *out, uint64_t limit) {
                 return;
         for (size_t i = 0; i < out->n_devices; i++) {
                 knob_decision *k = &out->devices[i].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
-                size_t len;
 
                 if (!k->wanted)
                         continue;
                 k->value = mul_div(k->value, allowed, sum);
-                len = strlen(k->reason);
-                snprintf(k->reason + len, sizeof k->reason - len, ", scaled down: all minimums within %d %% of the limit",
-                         MIN_SUM_PERCENT);
+                append_reason(k, ", scaled down: all minimums within %d %% of the limit", MIN_SUM_PERCENT);
         }
 }
 
