@@ -482,7 +482,8 @@ void disk_cache_end(disk_cache *c) {
                 if (c->v[i].seen)
                         c->v[k++] = c->v[i];
         c->n = k;
-        qsort(c->v, c->n, sizeof(c->v[0]), cmp_facts);
+        if (c->n > 1)   /* qsort() must not get the NULL of an empty cache */
+                qsort(c->v, c->n, sizeof(c->v[0]), cmp_facts);
         c->n_sorted = c->n;
 }
 
