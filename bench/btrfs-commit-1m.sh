@@ -5,6 +5,11 @@
 set -u
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 77; }
 for t in mkfs.btrfs fio losetup; do command -v $t >/dev/null || { echo "no $t" >&2; exit 77; }; done
+# one live-kernel run at a time, shared with the tests and wbbench (tests/lib.sh live_lock)
+if [ "${WBTUNED_LIVE_LOCK_HELD:-0}" != 1 ]; then
+        exec 9> "${WBTUNED_LIVE_LOCK:-/run/wbtuned-live.lock}" && flock 9 || { echo "cannot take the live-kernel lock" >&2; exit 1; }
+        export WBTUNED_LIVE_LOCK_HELD=1
+fi
 work=$(mktemp -d /var/tmp/exp-btrfs.XXXXXX)
 vm=/proc/sys/vm
 saved_b=$(cat $vm/dirty_bytes) saved_bb=$(cat $vm/dirty_background_bytes) saved_r=$(cat $vm/dirty_ratio) saved_br=$(cat $vm/dirty_background_ratio)

@@ -16,6 +16,11 @@ wbtunectl=$builddir/src/wbtunectl
 [ -x "$wbtuned" ] && [ -x "$wbtunectl" ] || { echo "no $wbtuned or $wbtunectl: build first" >&2; exit 1; }
 command -v python3 > /dev/null || { echo "needs python3" >&2; exit 77; }
 
+# one live-kernel run at a time, shared with the tests and wbbench (tests/lib.sh live_lock)
+if [ "${WBTUNED_LIVE_LOCK_HELD:-0}" != 1 ]; then
+        exec 9> "${WBTUNED_LIVE_LOCK:-/run/wbtuned-live.lock}" && flock 9 || { echo "cannot take the live-kernel lock" >&2; exit 1; }
+        export WBTUNED_LIVE_LOCK_HELD=1
+fi
 work=$(mktemp -d /var/tmp/wbtuned-cost.XXXXXX) || exit 1
 shm=$(mktemp -d /dev/shm/wbtuned-cost.XXXXXX) || exit 1
 loop= daemon= pgids=

@@ -135,6 +135,18 @@ require_binaries() {
 # runs tests in parallel) and not at all when WBTUNED_SKIP_LIVE=1 (the distcheck pass).
 live_test_begin() {
         [[ ${WBTUNED_SKIP_LIVE:-0} == 1 ]] && skip "WBTUNED_SKIP_LIVE=1: live-kernel tests are off"
-        exec 9> "${TMPDIR:-/tmp}/wbtuned-live-tests.lock" || fail "cannot open the live-test lock"
-        flock 9 || fail "cannot take the live-test lock"
+        live_lock
+}
+
+# The one lock every live-kernel test, benchmark and soak takes (the dirty pool is global:
+# two at once spoil each other). wbbench started under it sees WBTUNED_LIVE_LOCK_HELD=1.
+WBTUNED_LIVE_LOCK=${WBTUNED_LIVE_LOCK:-/run/wbtuned-live.lock}
+live_lock() {
+        [[ ${WBTUNED_LIVE_LOCK_HELD:-0} == 1 ]] && return 0
+        exec 9> "$WBTUNED_LIVE_LOCK" || fail "cannot open the live-kernel lock $WBTUNED_LIVE_LOCK"
+        if ! flock -n 9; then
+                echo "waiting for the live-kernel lock $WBTUNED_LIVE_LOCK (another live test or benchmark runs)"
+                flock 9 || fail "cannot take the live-kernel lock $WBTUNED_LIVE_LOCK"
+        fi
+        export WBTUNED_LIVE_LOCK_HELD=1
 }

@@ -26,7 +26,10 @@ command -v gnuplot >/dev/null 2>&1 || skip "gnuplot not installed (apt-get insta
 [ -e /run/wbbench.state ] && skip "/run/wbbench.state exists: a killed run needs \`$bench cleanup\`"
 
 # one live-kernel test at a time (see live_test_begin in tests/lib.sh)
-exec 9> "${TMPDIR:-/tmp}/wbtuned-live-tests.lock" && flock 9 || exit 99
+if [ "${WBTUNED_LIVE_LOCK_HELD:-0}" != 1 ]; then
+	exec 9> "${WBTUNED_LIVE_LOCK:-/run/wbtuned-live.lock}" && flock 9 || exit 99
+	export WBTUNED_LIVE_LOCK_HELD=1
+fi
 
 # The daemon under test, if built (make check exports WBTUNED).
 wbt=

@@ -15,7 +15,10 @@ driver=$builddir/tests/test-trace-live
 [ -x "$driver" ] || skip "test-trace-live not built"
 [ "${WBTUNED_SKIP_LIVE:-0}" = 1 ] && skip "WBTUNED_SKIP_LIVE=1: live-kernel tests are off"
 # one live-kernel test at a time (see live_test_begin in tests/lib.sh)
-exec 9> "${TMPDIR:-/tmp}/wbtuned-live-tests.lock" && flock 9 || exit 99
+if [ "${WBTUNED_LIVE_LOCK_HELD:-0}" != 1 ]; then
+	exec 9> "${WBTUNED_LIVE_LOCK:-/run/wbtuned-live.lock}" && flock 9 || exit 99
+	export WBTUNED_LIVE_LOCK_HELD=1
+fi
 
 work=$(mktemp -d /var/tmp/wbtuned-trace-live.XXXXXX) || skip "no temp dir"
 instance=wbtuned-test-$$
