@@ -1,49 +1,22 @@
-/* Actuation: saves originals before the first write, writes knobs in a kernel-safe order, restores them. */
+/* Actuation: snapshot the knobs, build a plan (plan.c), run it: save originals first, write, read back,
+ * back off, log. The only code that writes knobs. */
 #include "actuate.h"
 #include "log.h"
+#include "savedfile.h"
 #include "util.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#define PPM_FULL 1000000ULL
-/* Headroom left under 100 % when the sum of min ratios must be shrunk (rounding, limit drift). */
-#define MIN_SUM_MARGIN_PPM (PPM_FULL / 200)
-
-/* The ratio partner of a global *_bytes knob (NULL for the centisecs ones). */
-static const char *const knob_ratio_files[_KNOB_GLOBAL_MAX] = {
-        [KNOB_DIRTY_BYTES] = "dirty_ratio",
-        [KNOB_DIRTY_BACKGROUND_BYTES] = "dirty_background_ratio",
-};
-
-typedef struct backoff {
-        bool active;
-        int error;
-        uint64_t since_usec;
-        uint64_t value;
-} backoff;
-
-typedef struct gsaved {
-        bool saved;
-        bool have_bytes, have_ratio;   /* which members of a pair are known (parsed files may lack one) */
-        uint64_t bytes;                /* the *_bytes member, or the value of a centisecs knob */
-        uint32_t ratio;                /* the *_ratio member */
-} gsaved;
+#define MINUTE_SLOTS 60
 
 typedef struct adev {
         char bdi[64];
-        bool saved;
-        bool fine;                     /* originals are *_ratio_fine (ppm); else min_ratio/max_ratio (%) */
-        bool have_min, have_max, have_strict;
-        uint64_t orig_min_ppm, orig_max_ppm;
-        uint32_t orig_strict;
-        bool changed[KNOB_DEVICE_COUNT];
-        backoff bo[KNOB_DEVICE_COUNT];
-        bool warned_missing;           /* logged that this kernel lacks the bytes/strict files */
+        knob_owner k[KNOB_DEVICE_COUNT];
+        bool warned_unsupported[KNOB_DEVICE_COUNT];
 } adev;
 
 struct actuator {
@@ -52,34 +25,15 @@ struct actuator {
         knob_io io;
         uint64_t page_size;
         uint64_t now_usec;
-        gsaved g[_KNOB_GLOBAL_MAX];
-        bool gchanged[_KNOB_GLOBAL_MAX];
-        backoff gbo[_KNOB_GLOBAL_MAX];
-        adev *devices;
-        size_t n_devices;
+        knob_owner g[_KNOB_GLOBAL_MAX];
+        adev **devices;                /* sorted by bdi; pointers stay put when the array grows */
+        size_t n_devices, allocated;
         bool min_scaled;               /* the sum-of-min shrink is in effect (logged once) */
+        bool saved_stale;              /* a device with saved originals was forgotten: rewrite the file */
+        uint64_t writes_total, overrides_total, failures_total;
+        uint64_t minute_writes[MINUTE_SLOTS];   /* writes per second of the last minute, by second % 60 */
+        uint64_t minute_stamp[MINUTE_SLOTS];    /* which second each slot counts */
 };
-
-/* One knob write, planned then run. */
-typedef struct op {
-        const char *bdi;               /* NULL: global */
-        knob_id knob;
-        const char *file;              /* file actually written: "max_bytes", "max_ratio_fine", "dirty_ratio" */
-        uint64_t value;
-        bool bytes;                    /* per-device bytes: reads back through the ratio */
-        bool restore;                  /* writing the saved original */
-        bool needs_max;                /* strict_limit=1: only if the max write before it worked */
-        char old_text[48], new_text[48];
-        const char *reason;
-} op;
-
-/* Current per-device knob values as read from sysfs. */
-typedef struct devcur {
-        bool fine, have_bytes, have_strict;
-        uint64_t min_ppm, max_ppm;
-        uint64_t min_bytes, max_bytes;
-        uint32_t strict;
-} devcur;
 
 /* ---- file access ---------------------------------------------------------------------- */
 
@@ -89,7 +43,7 @@ static int real_read(const char *path, char *buf, size_t size) {
 
         if (size < 2)
                 return -EINVAL;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
         while (n < size - 1) {
@@ -119,6 +73,13 @@ static int io_write(const actuator *a, const char *path, const char *value) {
         return write_string_file(path, value);
 }
 
+static int io_writable(const actuator *a, const char *path) {
+        if (a->io.writable)
+                return a->io.writable(a->io.userdata, path);
+        /* access() reports a read-only mount (EROFS) without writing anything */
+        return faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) < 0 ? -errno : 0;
+}
+
 static void knob_path(const actuator *a, const char *bdi, const char *file, char *buf, size_t size) {
         if (bdi)
                 snprintf(buf, size, "%s/sys/class/bdi/%s/%s", a->root, bdi, file);
@@ -126,7 +87,7 @@ static void knob_path(const actuator *a, const char *bdi, const char *file, char
                 snprintf(buf, size, "%s/proc/sys/vm/%s", a->root, file);
 }
 
-static int read_knob(const actuator *a, const char *bdi, const char *file, uint64_t *ret) {
+static int read_file_u64(const actuator *a, const char *bdi, const char *file, uint64_t *ret) {
         char path[PATH_MAX], buf[64], *nl;
         int r;
 
@@ -144,7 +105,63 @@ static bool is_gone(int r) {
         return r == -ENOENT || r == -ENODEV;
 }
 
-/* The kernel's current dirty threshold in pages, from /proc/vmstat. */
+/* Errors that will not go away by trying again: the file is read-only for us. */
+static bool is_refusal(int r) {
+        return r == -EROFS || r == -EACCES || r == -EPERM;
+}
+
+/* ---- snapshot ------------------------------------------------------------------------- */
+
+/* One knob now, through the table: which files exist, its own value, and what the kernel holds.
+ * -ENOENT/-ENODEV if the device is gone; a missing file of an older kernel is not an error. */
+static int read_now(const actuator *a, const char *bdi, knob_id k, knob_now *ret) {
+        const knob_info *info = knob_get(k);
+        uint64_t v[_KNOB_FORM_MAX] = {};
+        knob_now now = {};
+        int r;
+
+        for (knob_form f = 0; f < _KNOB_FORM_MAX; f++) {
+                if (!info->files[f])
+                        continue;
+                r = read_file_u64(a, bdi, info->files[f], &v[f]);
+                if (r >= 0)
+                        now.has[f] = true;
+                else if (!is_gone(r))
+                        return r;
+        }
+        switch (info->kind) {
+        case KNOB_KIND_PAIR:
+                if (!now.has[KNOB_FORM_SELF] || !now.has[KNOB_FORM_RATIO])
+                        return -ENOENT;
+                now.setting = v[KNOB_FORM_SELF] ? (knob_setting) { KNOB_FORM_SELF, v[KNOB_FORM_SELF] }
+                                                : (knob_setting) { KNOB_FORM_RATIO, v[KNOB_FORM_RATIO] };
+                break;
+        case KNOB_KIND_OF_LIMIT:
+                /* min_ratio exists on every kernel: without it the device is gone */
+                if (!now.has[KNOB_FORM_RATIO])
+                        return -ENOENT;
+                now.setting = now.has[KNOB_FORM_FINE] ? (knob_setting) { KNOB_FORM_FINE, v[KNOB_FORM_FINE] }
+                                                      : (knob_setting) { KNOB_FORM_RATIO, v[KNOB_FORM_RATIO] };
+                break;
+        default:
+                if (now.has[KNOB_FORM_SELF])
+                        now.setting = (knob_setting) { KNOB_FORM_SELF, v[KNOB_FORM_SELF] };
+                else if (info->device && bdi) {
+                        /* strict_limit before 6.2: fine, unless the whole device is gone */
+                        r = read_file_u64(a, bdi, "min_ratio", &v[KNOB_FORM_RATIO]);
+                        if (r < 0)
+                                return r;
+                } else
+                        return -ENOENT;
+                break;
+        }
+        now.value = v[KNOB_FORM_SELF];
+        now.readable = true;
+        *ret = now;
+        return 0;
+}
+
+/* The kernel's current dirty thresholds in pages, from /proc/vmstat. */
 static int read_thresholds(const actuator *a, uint64_t *ret_dirty_pages, uint64_t *ret_bg_pages) {
         char path[PATH_MAX];
         _cleanup_free_ char *buf = NULL;
@@ -166,689 +183,395 @@ static int read_thresholds(const actuator *a, uint64_t *ret_dirty_pages, uint64_
                 if (strncmp(line, "nr_dirty_threshold ", 19) == 0 && parse_u64(line + 19, &v) >= 0) {
                         *ret_dirty_pages = v;
                         got_dirty = true;
-                } else if (strncmp(line, "nr_dirty_background_threshold ", 30) == 0 &&
-                           parse_u64(line + 30, &v) >= 0) {
-                        if (ret_bg_pages)
-                                *ret_bg_pages = v;
+                } else if (strncmp(line, "nr_dirty_background_threshold ", 30) == 0 && parse_u64(line + 30, &v) >= 0) {
+                        *ret_bg_pages = v;
                         got_bg = true;
                 }
         }
         return got_dirty && got_bg ? 0 : -ENODATA;
 }
 
-/* Read a device's knobs. -ENOENT/-ENODEV if the device is gone. */
-static int read_devcur(const actuator *a, const char *bdi, devcur *c) {
-        uint64_t v;
+static int read_globals(const actuator *a, plan_input *in) {
         int r;
 
-        *c = (devcur) {};
-        r = read_knob(a, bdi, "min_ratio_fine", &c->min_ppm);
-        if (r >= 0) {
-                c->fine = true;
-                r = read_knob(a, bdi, "max_ratio_fine", &c->max_ppm);
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++) {
+                r = read_now(a, NULL, k, &in->global_now[k]);
                 if (r < 0)
-                        return r;
-        } else if (is_gone(r)) {
-                /* older kernel, or the device is gone: min_ratio exists on every kernel */
-                r = read_knob(a, bdi, "min_ratio", &v);
-                if (r < 0)
-                        return r;
-                c->min_ppm = v * 10000;
-                r = read_knob(a, bdi, "max_ratio", &v);
-                if (r < 0)
-                        return r;
-                c->max_ppm = v * 10000;
-        } else
-                return r;
-        c->have_bytes = read_knob(a, bdi, "min_bytes", &c->min_bytes) >= 0 &&
-                        read_knob(a, bdi, "max_bytes", &c->max_bytes) >= 0;
-        r = read_knob(a, bdi, "strict_limit", &v);
-        if (r >= 0) {
-                c->have_strict = true;
-                c->strict = (uint32_t) v;
+                        return log_error_errno(r, "Failed to read %s/proc/sys/vm/%s: %m", a->root, knob_name(k));
         }
+        r = read_thresholds(a, &in->thresh_pages, &in->bg_thresh_pages);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the dirty thresholds from %s/proc/vmstat: %m", a->root);
         return 0;
 }
 
-/* ---- the saved file ------------------------------------------------------------------- */
+/* ---- owned devices -------------------------------------------------------------------- */
 
-/* a->devices is sorted by bdi name (strcmp): a tick looks every device up, so search, not scan.
- * Index of bdi, or where it would go with *found false. */
 static int dev_cmp(const void *bdi, const void *elem) {
-        return strcmp(bdi, ((const adev *) elem)->bdi);
-}
-
-static size_t dev_index(const actuator *a, const char *bdi, bool *found) {
-        return search_sorted(a->devices, a->n_devices, sizeof *a->devices, bdi, dev_cmp, found);
+        return strcmp(bdi, (*(adev *const *) elem)->bdi);
 }
 
 static adev *find_dev(const actuator *a, const char *bdi) {
         bool found;
-        size_t i = dev_index(a, bdi, &found);
+        size_t i = search_sorted(a->devices, a->n_devices, sizeof *a->devices, bdi, dev_cmp, &found);
 
-        return found ? &a->devices[i] : NULL;
+        return found ? a->devices[i] : NULL;
 }
 
-/* Adding a device moves the ones after it: pointers from find_dev() do not survive get_dev(). */
 static adev *get_dev(actuator *a, const char *bdi) {
         bool found;
-        size_t i = dev_index(a, bdi, &found);
-        adev *n;
+        size_t i = search_sorted(a->devices, a->n_devices, sizeof *a->devices, bdi, dev_cmp, &found);
+        adev *d;
 
         if (found)
-                return &a->devices[i];
-        n = realloc(a->devices, (a->n_devices + 1) * sizeof *n);
-        if (!n)
+                return a->devices[i];
+        if (grow_array((void **) &a->devices, &a->allocated, a->n_devices, sizeof *a->devices) < 0)
                 return NULL;
-        a->devices = n;
+        d = calloc(1, sizeof *d);
+        if (!d)
+                return NULL;
+        snprintf(d->bdi, sizeof d->bdi, "%s", bdi);
         memmove(&a->devices[i + 1], &a->devices[i], (a->n_devices - i) * sizeof *a->devices);
+        a->devices[i] = d;
         a->n_devices++;
-        a->devices[i] = (adev) {};
-        snprintf(a->devices[i].bdi, sizeof a->devices[i].bdi, "%s", bdi);
-        return &a->devices[i];
+        return d;
 }
 
 static void forget_dev(actuator *a, const char *bdi) {
         bool found;
-        size_t i = dev_index(a, bdi, &found);
+        size_t i = search_sorted(a->devices, a->n_devices, sizeof *a->devices, bdi, dev_cmp, &found);
 
         if (!found)
                 return;
+        for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
+                if (a->devices[i]->k[j].saved)
+                        a->saved_stale = true;
+        free(a->devices[i]);
         memmove(&a->devices[i], &a->devices[i + 1], (a->n_devices - i - 1) * sizeof *a->devices);
         a->n_devices--;
 }
 
-static bool anything_saved(const actuator *a) {
-        for (size_t k = 0; k < _KNOB_GLOBAL_MAX; k++)
-                if (a->g[k].saved)
-                        return true;
-        for (size_t i = 0; i < a->n_devices; i++)
-                if (a->devices[i].saved)
+static bool owner_holds(const knob_owner *o) {
+        return o->saved || o->written || o->overridden || o->refused || o->failed;
+}
+
+static bool dev_holds(const adev *d) {
+        for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
+                if (owner_holds(&d->k[j]))
                         return true;
         return false;
 }
 
-static int mkdir_parents(const char *path) {
-        _cleanup_free_ char *p = xstrdup(path);
+/* ---- the saved file ------------------------------------------------------------------- */
 
-        for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
-                *s = 0;
-                if (mkdir(p, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                *s = '/';
-        }
-        return 0;
+static void add_entry(saved_entry *v, size_t *n, const char *bdi, knob_id k, const knob_owner *o) {
+        if (!o->saved)
+                return;
+        v[*n] = (saved_entry) { .knob = k, .original = o->original, .written = o->written,
+                                .written_setting = o->ours, .pending = o->pending,
+                                .pending_setting = o->pending_setting };
+        snprintf(v[*n].bdi, sizeof v[*n].bdi, "%s", bdi ? bdi : "");
+        (*n)++;
 }
 
-/* Write every saved original atomically (tmp in the same dir, fsync, rename); remove the file if none. */
-static int saved_write(const actuator *a) {
-        _cleanup_free_ char *tmp = NULL;
-        _cleanup_fclose_ FILE *f = NULL;
-        int fd, r;
+/* Write every saved original (and what is written or about to be); remove the file if none. */
+static int saved_sync(const actuator *a) {
+        _cleanup_free_ saved_entry *v = calloc(_KNOB_GLOBAL_MAX + a->n_devices * KNOB_DEVICE_COUNT + 1, sizeof *v);
+        size_t n = 0;
 
-        if (!anything_saved(a)) {
-                if (unlink(a->saved_path) < 0 && errno != ENOENT)
-                        return log_warning_errno(errno, "Failed to remove %s: %m", a->saved_path);
-                return 0;
-        }
-        r = mkdir_parents(a->saved_path);
-        if (r < 0)
-                return log_error_errno(r, "Failed to create the directory of %s: %m", a->saved_path);
-        if (asprintf(&tmp, "%s.XXXXXX", a->saved_path) < 0)
+        if (!v)
                 return log_oom_error();
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return log_error_errno(errno, "Failed to create %s: %m", tmp);
-        (void) fchmod(fd, 0644);
-        f = fdopen(fd, "w");
-        if (!f) {
-                r = -errno;
-                close(fd);
-                goto fail;
-        }
-        fputs("# wbtuned: original knob values, restored at exit or by the next start\n", f);
-        for (size_t k = 0; k < _KNOB_GLOBAL_MAX; k++) {
-                const gsaved *g = &a->g[k];
-                if (!g->saved)
-                        continue;
-                if (knob_ratio_files[k]) {
-                        if (g->have_bytes)
-                                fprintf(f, "global %s %" PRIu64 "\n", knob_name(k), g->bytes);
-                        if (g->have_ratio)
-                                fprintf(f, "global %s %" PRIu32 "\n", knob_ratio_files[k], g->ratio);
-                } else
-                        fprintf(f, "global %s %" PRIu64 "\n", knob_name(k), g->bytes);
-        }
-        for (size_t i = 0; i < a->n_devices; i++) {
-                const adev *d = &a->devices[i];
-                if (!d->saved)
-                        continue;
-                if (d->have_min) {
-                        if (d->fine)
-                                fprintf(f, "bdi %s min_ratio_fine %" PRIu64 "\n", d->bdi, d->orig_min_ppm);
-                        else
-                                fprintf(f, "bdi %s min_ratio %" PRIu64 "\n", d->bdi, d->orig_min_ppm / 10000);
-                }
-                if (d->have_max) {
-                        if (d->fine)
-                                fprintf(f, "bdi %s max_ratio_fine %" PRIu64 "\n", d->bdi, d->orig_max_ppm);
-                        else
-                                fprintf(f, "bdi %s max_ratio %" PRIu64 "\n", d->bdi, d->orig_max_ppm / 10000);
-                }
-                if (d->have_strict)
-                        fprintf(f, "bdi %s strict_limit %" PRIu32 "\n", d->bdi, d->orig_strict);
-        }
-        if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) < 0) {
-                r = errno ? -errno : -EIO;
-                goto fail;
-        }
-        if (rename(tmp, a->saved_path) < 0) {
-                r = -errno;
-                goto fail;
-        }
-        return 0;
-fail:
-        (void) unlink(tmp);
-        return log_error_errno(r, "Failed to write %s: %m", a->saved_path);
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
+                add_entry(v, &n, NULL, k, &a->g[k]);
+        for (size_t i = 0; i < a->n_devices; i++)
+                for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
+                        add_entry(v, &n, a->devices[i]->bdi, (knob_id) (KNOB_DEVICE_FIRST + j), &a->devices[i]->k[j]);
+        return saved_file_write(a->saved_path, v, n);
 }
 
-/* Record a global knob's original (the whole bytes/ratio pair) before its first write. */
-static int save_global(actuator *a, knob_id k) {
-        gsaved *g = &a->g[k];
-        uint64_t v;
-        int r;
+/* ---- running a plan ------------------------------------------------------------------- */
 
-        if (g->saved)
-                return 0;
-        r = read_knob(a, NULL, knob_name(k), &g->bytes);
-        if (r < 0)
-                return log_error_errno(r, "Failed to read %s before changing it: %m", knob_name(k));
-        g->have_bytes = true;
-        if (knob_ratio_files[k]) {
-                r = read_knob(a, NULL, knob_ratio_files[k], &v);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to read %s before changing it: %m", knob_ratio_files[k]);
-                g->ratio = (uint32_t) v;
-                g->have_ratio = true;
-        }
-        g->saved = true;
-        r = saved_write(a);
-        if (r < 0)
-                g->saved = false;
-        return r;
+static const char *op_bdi(const plan_input *in, const plan_op *o) {
+        return o->device == PLAN_GLOBAL ? NULL : in->devices[o->device].bdi;
 }
 
-/* Record a device's min/max ratios and strict_limit before the first write to any of them. */
-static int save_dev(actuator *a, adev *d) {
-        devcur c;
-        int r;
-
-        if (d->saved)
-                return 0;
-        r = read_devcur(a, d->bdi, &c);
-        if (r < 0)
-                return r;
-        d->fine = c.fine;
-        d->orig_min_ppm = c.min_ppm;
-        d->orig_max_ppm = c.max_ppm;
-        d->have_min = d->have_max = true;
-        d->have_strict = c.have_strict;
-        d->orig_strict = c.strict;
-        d->saved = true;
-        r = saved_write(a);
-        if (r < 0)
-                d->saved = false;
-        return r;
-}
-
-/* ---- formatting ----------------------------------------------------------------------- */
-
-static const char *fmt_pair(char *buf, size_t size, uint64_t bytes, uint64_t ratio) {
-        char b[32];
-
-        if (bytes)
-                snprintf(buf, size, "%s", format_bytes(b, sizeof b, bytes));
-        else
-                snprintf(buf, size, "ratio %" PRIu64, ratio);
-        return buf;
-}
-
-static const char *fmt_ppm(char *buf, size_t size, uint64_t ppm, bool fine) {
-        if (fine)
-                snprintf(buf, size, "%" PRIu64 " ppm", ppm);
-        else
-                snprintf(buf, size, "ratio %" PRIu64, ppm / 10000);
-        return buf;
-}
-
-bool actuator_original(const actuator *a, const char *bdi, knob_id k, char *buf, size_t size) {
-        if (!bdi) {
-                const gsaved *g;
-                if (k >= _KNOB_GLOBAL_MAX || !a->g[k].saved)
-                        return false;
-                g = &a->g[k];
-                if (knob_ratio_files[k])
-                        fmt_pair(buf, size, g->have_bytes ? g->bytes : 0, g->ratio);
-                else
-                        snprintf(buf, size, "%" PRIu64, g->bytes);
-                return true;
-        }
-        const adev *d = find_dev(a, bdi);
-        if (!d || !d->saved)
-                return false;
-        switch (k) {
-        case KNOB_MIN_BYTES:
-                if (!d->have_min)
-                        return false;
-                fmt_ppm(buf, size, d->orig_min_ppm, d->fine);
-                return true;
-        case KNOB_MAX_BYTES:
-                if (!d->have_max)
-                        return false;
-                fmt_ppm(buf, size, d->orig_max_ppm, d->fine);
-                return true;
-        case KNOB_STRICT_LIMIT:
-                if (!d->have_strict)
-                        return false;
-                snprintf(buf, size, "%" PRIu32, d->orig_strict);
-                return true;
-        default:
-                return false;
-        }
-}
-
-bool actuator_dirty(const actuator *a) {
-        return anything_saved(a);
-}
-
-/* ---- running one write ---------------------------------------------------------------- */
-
-static backoff *op_backoff(actuator *a, const op *o) {
+static knob_owner *op_owner(actuator *a, const plan_input *in, const plan_op *o) {
         adev *d;
 
-        if (!o->bdi)
-                return &a->gbo[o->knob];
-        d = find_dev(a, o->bdi);
-        return d ? &d->bo[o->knob - KNOB_DEVICE_FIRST] : NULL;
+        if (o->device == PLAN_GLOBAL)
+                return &a->g[o->knob];
+        d = get_dev(a, in->devices[o->device].bdi);
+        return d ? &d->k[o->knob - KNOB_DEVICE_FIRST] : NULL;
 }
 
-static bool readback_ok(const actuator *a, const op *o, uint64_t got) {
-        uint64_t tol;
-
-        if (!o->bytes)
-                return got == o->value;
-        /* bytes are stored as a ratio of the current limit and read back multiplied by it */
-        tol = o->value / 100 + a->page_size;
-        return got + tol >= o->value && got <= o->value + tol;
+static const char *op_reason(const plan_op *o) {
+        return o->reason && *o->reason ? o->reason : (o->restore ? "restoring the original" : "policy");
 }
 
-static void log_change(const op *o) {
-        char f_dev[96], f_knob[64], f_old[80], f_new[80], f_reason[256];
+static void log_change(const char *bdi, const plan_op *o) {
+        char f_dev[96], f_knob[64], f_old[96], f_new[96], f_reason[256], old[64], new[64];
         const char *fields[] = { f_dev, f_knob, f_old, f_new, f_reason, NULL };
-        const char *dev = o->bdi ? o->bdi : "global";
-        const char *reason = o->reason && *o->reason ? o->reason : (o->restore ? "restoring the original" : "policy");
+        const char *dev = bdi ? bdi : "global";
+        const char *reason = op_reason(o);
 
+        knob_setting_to_string(o->knob, o->old, old, sizeof old);
+        knob_setting_to_string(o->knob, (knob_setting) { o->form, o->value }, new, sizeof new);
         snprintf(f_dev, sizeof f_dev, "WBTUNED_DEVICE=%s", dev);
         snprintf(f_knob, sizeof f_knob, "WBTUNED_KNOB=%s", knob_name(o->knob));
-        snprintf(f_old, sizeof f_old, "WBTUNED_OLD=%s", o->old_text);
-        snprintf(f_new, sizeof f_new, "WBTUNED_NEW=%s", o->new_text);
+        snprintf(f_old, sizeof f_old, "WBTUNED_OLD=%s", old);
+        snprintf(f_new, sizeof f_new, "WBTUNED_NEW=%s", new);
         snprintf(f_reason, sizeof f_reason, "WBTUNED_REASON=%s", reason);
-        log_struct_internal(LOG_INFO, fields, "%s %s %s -> %s: %s", dev, knob_name(o->knob),
-                            o->old_text, o->new_text, reason);
+        log_struct_internal(LOG_INFO, fields, "%s %s %s -> %s: %s", dev, knob_name(o->knob), old, new, reason);
 }
 
-enum { OP_DONE, OP_SKIPPED, OP_GONE };
+static void count_write(actuator *a) {
+        uint64_t second = a->now_usec / 1000000ULL;
+        size_t slot = second % MINUTE_SLOTS;
 
-/* Save if needed, write, read back, log. OP_DONE/OP_SKIPPED (backed off)/OP_GONE (device vanished) or -errno. */
-static int op_run(actuator *a, const op *o, bool use_backoff) {
-        char path[PATH_MAX], value[32];
-        backoff *bo;
-        adev *d = NULL;
-        uint64_t got;
+        if (a->minute_stamp[slot] != second) {
+                a->minute_stamp[slot] = second;
+                a->minute_writes[slot] = 0;
+        }
+        a->minute_writes[slot]++;
+        a->writes_total++;
+}
+
+/* What the kernel holds for the knob after a write, read back the way the snapshot reads it. */
+static int read_setting(const actuator *a, const char *bdi, knob_id k, knob_now *ret) {
+        return read_now(a, bdi, k, ret);
+}
+
+enum { OP_DONE, OP_SKIPPED, OP_GONE, OP_REFUSED };
+
+/* Probe before the first write of a knob: a read-only file is refused without writing anything. */
+static int op_probe(actuator *a, const plan_input *in, const plan_op *o, knob_owner *ow) {
+        char path[PATH_MAX];
         int r;
 
-        if (o->bdi) {
-                d = get_dev(a, o->bdi);
-                if (!d)
-                        return log_oom_error();
+        if (ow->saved || o->restore)
+                return 0;
+        knob_path(a, op_bdi(in, o), knob_form_file(o->knob, o->form), path, sizeof path);
+        r = io_writable(a, path);
+        if (r < 0 && is_refusal(r)) {
+                ow->refused = r;
+                log_warning_errno(r, "%s is not writable, leaving %s %s alone: %m", path,
+                                  op_bdi(in, o) ? op_bdi(in, o) : "global", knob_name(o->knob));
+                return OP_REFUSED;
         }
-        bo = op_backoff(a, o);
-        if (use_backoff && bo->active && bo->value == o->value &&
-            a->now_usec < bo->since_usec + ACTUATOR_BACKOFF_USEC) {
-                log_debug("%s %s: backing off after %s", o->bdi ? o->bdi : "global", o->file, strerror(-bo->error));
+        return 0;
+}
+
+/* Write, read back, log. OP_DONE, OP_SKIPPED (backed off), OP_GONE (device vanished), OP_REFUSED, or -errno. */
+static int op_run(actuator *a, const plan_input *in, const plan_op *o, knob_owner *ow, bool use_backoff) {
+        const char *bdi = op_bdi(in, o), *file = knob_form_file(o->knob, o->form);
+        char path[PATH_MAX], value[32];
+        knob_now after;
+        int r;
+
+        if (use_backoff && ow->failed && a->now_usec < ow->failed_usec + ACTUATOR_BACKOFF_USEC) {
+                log_debug("%s %s: backing off after %s", bdi ? bdi : "global", file, strerror(-ow->failed));
                 return OP_SKIPPED;
         }
-
-        r = o->bdi ? save_dev(a, d) : save_global(a, o->knob);
-        if (r < 0)
-                return is_gone(r) && o->bdi ? OP_GONE : r;
-
-        knob_path(a, o->bdi, o->file, path, sizeof path);
+        knob_path(a, bdi, file, path, sizeof path);
         snprintf(value, sizeof value, "%" PRIu64, o->value);
         r = io_write(a, path, value);
         if (r < 0) {
-                if (o->bdi && is_gone(r))
+                a->failures_total++;
+                if (bdi && is_gone(r))
                         return OP_GONE;
-                if (!bo->active || bo->value != o->value || bo->error != r)
+                if (is_refusal(r)) {
+                        ow->refused = r;
+                        log_warning_errno(r, "Failed to write %s to %s, leaving %s %s alone from now on: %m", value,
+                                          path, bdi ? bdi : "global", knob_name(o->knob));
+                        return OP_REFUSED;
+                }
+                if (!ow->failed)
                         log_warning_errno(r, "Failed to write %s to %s, backing off: %m", value, path);
                 else
                         log_debug_errno(r, "Failed to write %s to %s again: %m", value, path);
-                *bo = (backoff) { .active = true, .error = r, .since_usec = a->now_usec, .value = o->value };
+                ow->failed = r;
+                ow->failed_usec = a->now_usec;
                 return r;
         }
-        *bo = (backoff) {};
+        ow->failed = 0;
+        count_write(a);
 
-        r = read_knob(a, o->bdi, o->file, &got);
-        if (r < 0)
+        r = read_setting(a, bdi, o->knob, &after);
+        if (r < 0) {
+                if (bdi && is_gone(r))
+                        return OP_GONE;
                 log_warning_errno(r, "Failed to read back %s: %m", path);
-        else if (!readback_ok(a, o, got))
-                log_warning("Wrote %s to %s but it reads back as %" PRIu64 ".", value, path, got);
+                after.setting = o->expect;
+        } else if (o->form == KNOB_FORM_SELF && after.has[KNOB_FORM_SELF] &&
+                   (after.value + o->readback_tolerance < o->value || after.value > o->value + o->readback_tolerance))
+                log_warning("Wrote %s to %s but it reads back as %" PRIu64 ".", value, path, after.value);
 
-        if (o->bdi)
-                d->changed[o->knob - KNOB_DEVICE_FIRST] = !o->restore;
-        else
-                a->gchanged[o->knob] = !o->restore;
-        log_change(o);
+        if (o->restore) {
+                *ow = (knob_owner) {};
+        } else {
+                ow->written = true;
+                ow->ours = after.setting;
+        }
+        ow->pending = false;
+        log_change(bdi, o);
         return OP_DONE;
 }
 
-/* Run a list of writes in order; strict_limit=1 is dropped when the max write before it failed. */
-static int ops_run(actuator *a, const op *ops, size_t n, bool use_backoff, bool *ret_gone) {
-        bool max_failed = false;
-        int first = 0;
+static void note_unsupported(actuator *a, const plan_input *in, const plan_note *n) {
+        const char *bdi = in->devices[n->device].bdi;
+        adev *d = get_dev(a, bdi);
 
-        *ret_gone = false;
-        for (size_t i = 0; i < n; i++) {
-                int r;
+        if (!d || d->warned_unsupported[n->knob - KNOB_DEVICE_FIRST])
+                return;
+        d->warned_unsupported[n->knob - KNOB_DEVICE_FIRST] = true;
+        log_notice("%s: this kernel has no %s (nor its ratio form): not setting it.", bdi, knob_name(n->knob));
+}
 
-                if (ops[i].needs_max && max_failed) {
-                        log_debug("%s: not setting strict_limit, max_bytes was not set", ops[i].bdi);
+/* Take the plan's notes into the owners. */
+static void take_notes(actuator *a, const plan_input *in, const plan *p) {
+        for (size_t i = 0; i < p->n_notes; i++) {
+                const plan_note *n = &p->notes[i];
+                const char *bdi = n->device == PLAN_GLOBAL ? NULL : in->devices[n->device].bdi;
+                knob_owner *ow;
+                char now[64];
+
+                switch (n->kind) {
+                case PLAN_NOTE_OVERRIDDEN:
+                        ow = bdi ? &get_dev(a, bdi)->k[n->knob - KNOB_DEVICE_FIRST] : &a->g[n->knob];
+                        log_notice("%s %s was set to %s by someone else; leaving it alone from now on "
+                                   "(`wbtunectl reload` hands it back).", bdi ? bdi : "global", knob_name(n->knob),
+                                   knob_setting_to_string(n->knob, n->setting, now, sizeof now));
+                        /* theirs now: not ours to restore either */
+                        *ow = (knob_owner) { .overridden = true, .theirs = n->setting };
+                        a->overrides_total++;
+                        break;
+                case PLAN_NOTE_MIN_SCALED:
+                        if (!a->min_scaled)
+                                log_notice("The devices' min_bytes add up to the whole dirty limit; shrinking them "
+                                           "proportionally to fit under 100 %%.");
+                        break;
+                case PLAN_NOTE_UNSUPPORTED:
+                        note_unsupported(a, in, n);
+                        break;
+                }
+        }
+}
+
+static bool plan_has_note(const plan *p, plan_note_kind kind) {
+        for (size_t i = 0; i < p->n_notes; i++)
+                if (p->notes[i].kind == kind)
+                        return true;
+        return false;
+}
+
+/* Run a built plan: probe, record originals and what is about to be written, write in order, record again. */
+/* Forget a knob that was recorded for a write that did not happen (nothing of ours to put back). */
+static void drop_unwritten(knob_owner *ow) {
+        ow->pending = false;
+        if (!ow->written)
+                *ow = (knob_owner) { .refused = ow->refused, .failed = ow->failed, .failed_usec = ow->failed_usec };
+}
+
+static int plan_run(actuator *a, const plan_input *in, const plan *p, bool use_backoff) {
+        _cleanup_free_ int *result = calloc(MAX(p->n_ops, 1), sizeof *result);
+        bool min_scaled = plan_has_note(p, PLAN_NOTE_MIN_SCALED), any_saved = false, changed = p->n_notes > 0;
+        int first = 0, r;
+
+        if (!result)
+                return log_oom_error();
+        take_notes(a, in, p);
+        if (a->min_scaled && !min_scaled)
+                log_info("The devices' min_bytes fit under the dirty limit again.");
+        a->min_scaled = min_scaled;
+
+        /* before any write: what the kernel holds now, and what we are about to write */
+        for (size_t i = 0; i < p->n_ops; i++) {
+                const plan_op *o = &p->ops[i];
+                knob_owner *ow = op_owner(a, in, o);
+
+                if (!ow)
+                        return log_oom_error();
+                result[i] = op_probe(a, in, o, ow);
+                if (result[i] != 0) {
+                        changed = true;
                         continue;
                 }
-                r = op_run(a, &ops[i], use_backoff);
-                if (r == OP_GONE) {
-                        *ret_gone = true;
-                        return first;
+                if (!ow->saved) {
+                        ow->saved = true;
+                        ow->original = o->old;
                 }
-                if ((r < 0 || r == OP_SKIPPED) && ops[i].knob == KNOB_MAX_BYTES)
-                        max_failed = true;
+                if (!o->restore) {
+                        ow->pending = true;
+                        ow->pending_setting = o->expect;
+                }
+                any_saved = true;
+        }
+        if (any_saved) {
+                r = saved_sync(a);
+                if (r < 0) {
+                        /* without a record of the originals no write is safe */
+                        for (size_t i = 0; i < p->n_ops; i++) {
+                                knob_owner *ow = op_owner(a, in, &p->ops[i]);
+                                if (ow && !ow->written)
+                                        *ow = (knob_owner) { .refused = ow->refused };
+                                else if (ow)
+                                        ow->pending = false;
+                        }
+                        return r;
+                }
+        }
+
+        for (size_t i = 0; i < p->n_ops; i++) {
+                const plan_op *o = &p->ops[i];
+                knob_owner *ow = op_owner(a, in, o);
+
+                if (result[i] != 0)
+                        continue;
+                if (o->needs != SIZE_MAX && result[o->needs] != OP_DONE) {
+                        log_debug("%s: not setting %s, the write it needs did not happen", op_bdi(in, o),
+                                  knob_name(o->knob));
+                        drop_unwritten(ow);
+                        result[i] = OP_SKIPPED;
+                        continue;
+                }
+                result[i] = op_run(a, in, o, ow, use_backoff);
+                changed = true;
+                if (result[i] == OP_GONE) {
+                        log_debug("%s vanished, forgetting it.", op_bdi(in, o));
+                        forget_dev(a, op_bdi(in, o));
+                        /* the rest of this device's writes have nothing to write to */
+                        for (size_t j = i + 1; j < p->n_ops; j++)
+                                if (p->ops[j].device == o->device)
+                                        result[j] = OP_GONE;
+                        continue;
+                }
+                if (result[i] != OP_DONE)
+                        drop_unwritten(ow);
+                if (result[i] < 0 && first == 0)
+                        first = result[i];
+        }
+        if (changed || any_saved || a->saved_stale) {
+                a->saved_stale = false;
+                r = saved_sync(a);
                 if (r < 0 && first == 0)
                         first = r;
         }
         return first;
 }
 
-static void print_ops(const actuator *a, const op *ops, size_t n, FILE *out) {
-        for (size_t i = 0; i < n; i++) {
-                char path[PATH_MAX];
-                const op *o = &ops[i];
-                const char *reason = o->reason && *o->reason ? o->reason : (o->restore ? "restoring the original" : "policy");
+/* ---- building the plan's input -------------------------------------------------------- */
 
-                knob_path(a, o->bdi, o->file, path, sizeof path);
-                fprintf(out, "write %s %" PRIu64 "\t# %s %s %s -> %s: %s\n", path, o->value,
-                        o->bdi ? o->bdi : "global", knob_name(o->knob), o->old_text, o->new_text, reason);
-        }
-}
+typedef struct planned {
+        plan_input in;
+        plan_device *devices;
+        char (*names)[64];              /* the devices' names: an owner may be forgotten mid-run */
+        size_t n_devices;
+} planned;
 
-/* ---- planning ------------------------------------------------------------------------- */
-
-typedef enum tkind { T_NONE, T_VALUE, T_RESTORE } tkind;
-
-typedef struct gtarget {
-        tkind kind;
-        uint64_t value;
-        const char *reason;
-} gtarget;
-
-typedef struct vmcur {
-        uint64_t bytes[_KNOB_GLOBAL_MAX];   /* *_bytes or the centisecs value */
-        uint64_t ratio[_KNOB_GLOBAL_MAX];
-        uint64_t thresh_pages, bg_pages;
-} vmcur;
-
-static int read_vmcur(const actuator *a, vmcur *c) {
-        int r;
-
-        *c = (vmcur) {};
-        for (size_t k = 0; k < _KNOB_GLOBAL_MAX; k++) {
-                r = read_knob(a, NULL, knob_name(k), &c->bytes[k]);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to read %s: %m", knob_name(k));
-                if (knob_ratio_files[k]) {
-                        r = read_knob(a, NULL, knob_ratio_files[k], &c->ratio[k]);
-                        if (r < 0)
-                                return log_error_errno(r, "Failed to read %s: %m", knob_ratio_files[k]);
-                }
-        }
-        r = read_thresholds(a, &c->thresh_pages, &c->bg_pages);
-        if (r < 0)
-                return log_error_errno(r, "Failed to read the dirty thresholds from /proc/vmstat: %m");
-        return 0;
-}
-
-/* The op for one global target, or false if the knob is already there. */
-static bool plan_global(const actuator *a, knob_id k, const gtarget *t, const vmcur *c, op *o) {
-        const gsaved *g = &a->g[k];
-        bool pair = knob_ratio_files[k] != NULL;
-
-        *o = (op) { .knob = k, .file = knob_name(k), .reason = t->reason };
-        if (pair)
-                fmt_pair(o->old_text, sizeof o->old_text, c->bytes[k], c->ratio[k]);
-        else
-                snprintf(o->old_text, sizeof o->old_text, "%" PRIu64, c->bytes[k]);
-
-        if (t->kind == T_VALUE) {
-                if (c->bytes[k] == t->value)
-                        return false;
-                o->value = t->value;
-        } else if (t->kind == T_RESTORE) {
-                o->restore = true;
-                if (pair && !(g->have_bytes && g->bytes) && !g->have_ratio)
-                        return false;   /* only a zero *_bytes known: nothing writable */
-                if (pair && !(g->have_bytes && g->bytes)) {
-                        /* writing 0 to *_bytes is EINVAL: go back to ratio mode by writing the ratio */
-                        if (c->bytes[k] == 0 && c->ratio[k] == g->ratio)
-                                return false;
-                        o->file = knob_ratio_files[k];
-                        o->value = g->ratio;
-                } else {
-                        if (c->bytes[k] == g->bytes)
-                                return false;
-                        o->value = g->bytes;
-                }
-        } else
-                return false;
-
-        if (pair && o->file == knob_ratio_files[k])
-                fmt_pair(o->new_text, sizeof o->new_text, 0, o->value);
-        else if (pair)
-                fmt_pair(o->new_text, sizeof o->new_text, o->value, 0);
-        else
-                snprintf(o->new_text, sizeof o->new_text, "%" PRIu64, o->value);
-        return true;
-}
-
-/* Global writes in order: background first when the new dirty limit is below the current background. */
-static size_t plan_globals(const actuator *a, const gtarget t[_KNOB_GLOBAL_MAX], const vmcur *c, op ops[_KNOB_GLOBAL_MAX]) {
-        op od, ob;
-        bool have_d, have_b;
-        size_t n = 0;
-
-        have_d = plan_global(a, KNOB_DIRTY_BYTES, &t[KNOB_DIRTY_BYTES], c, &od);
-        have_b = plan_global(a, KNOB_DIRTY_BACKGROUND_BYTES, &t[KNOB_DIRTY_BACKGROUND_BYTES], c, &ob);
-        if (have_d && have_b && od.file == knob_name(KNOB_DIRTY_BYTES) &&
-            od.value <= c->bg_pages * a->page_size) {
-                ops[n++] = ob;
-                ops[n++] = od;
-        } else {
-                if (have_d)
-                        ops[n++] = od;
-                if (have_b)
-                        ops[n++] = ob;
-        }
-        for (knob_id k = KNOB_DIRTY_WRITEBACK_CENTISECS; k <= KNOB_DIRTY_EXPIRE_CENTISECS; k++)
-                if (plan_global(a, k, &t[k], c, &ops[n]))
-                        n++;
-        return n;
-}
-
-/* What the dirty threshold will be after the global writes (for plan; apply reads it back). */
-static uint64_t predict_thresh_pages(const actuator *a, const op *ops, size_t n, const vmcur *c, const sample *s) {
-        for (size_t i = 0; i < n; i++) {
-                if (ops[i].knob != KNOB_DIRTY_BYTES)
-                        continue;
-                if (ops[i].file == knob_name(KNOB_DIRTY_BYTES))
-                        return (ops[i].value + a->page_size - 1) / a->page_size;
-                if (c->bytes[KNOB_DIRTY_BYTES] == 0 && c->ratio[KNOB_DIRTY_BYTES] > 0)
-                        return c->thresh_pages * ops[i].value / c->ratio[KNOB_DIRTY_BYTES];
-                if (s && s->global.mem_available_bytes)
-                        return s->global.mem_available_bytes / a->page_size * ops[i].value / 100;
-        }
-        return c->thresh_pages;
-}
-
-/* bytes -> ratio ppm of the limit, as the kernel converts it (whole pages, rounded down) */
-static uint64_t bytes_to_ppm(const actuator *a, uint64_t bytes, uint64_t thresh_pages) {
-        if (!thresh_pages)
-                return PPM_FULL;
-        return (bytes / a->page_size) * PPM_FULL / thresh_pages;
-}
-
-static uint64_t ppm_to_bytes(const actuator *a, uint64_t ppm, uint64_t thresh_pages) {
-        return thresh_pages * a->page_size / PPM_FULL * ppm +
-               (thresh_pages * a->page_size % PPM_FULL) * ppm / PPM_FULL;
-}
-
-typedef struct dtarget {
-        tkind kind;            /* T_VALUE: bytes (or 0/1 for strict), T_RESTORE: the saved original */
-        uint64_t value;
-        const char *reason;
-} dtarget;
-
-/* Target for a device knob: wanted -> value, else changed by us -> original, else none. */
-static dtarget device_target(const adev *d, const device_decision *dd, knob_id k) {
-        const knob_decision *kd = dd ? &dd->knobs[k - KNOB_DEVICE_FIRST] : NULL;
-
-        if (kd && kd->wanted)
-                return (dtarget) { T_VALUE, kd->value, kd->reason };
-        if (d && d->saved && (!dd || d->changed[k - KNOB_DEVICE_FIRST]))
-                return (dtarget) { T_RESTORE, 0, dd ? "no longer wanted, restoring the original" : "restoring the original" };
-        return (dtarget) { T_NONE, 0, NULL };
-}
-
-/* Fill one device op for a min/max target; false if nothing to write. */
-static bool plan_minmax(const actuator *a, const adev *d, knob_id k, const dtarget *t, const devcur *c,
-                        bool force, op *o) {
-        bool is_min = k == KNOB_MIN_BYTES;
-        uint64_t cur_bytes = is_min ? c->min_bytes : c->max_bytes;
-        uint64_t cur_ppm = is_min ? c->min_ppm : c->max_ppm;
-        char b[32];
-
-        *o = (op) { .bdi = d ? d->bdi : NULL, .knob = k, .reason = t->reason };
-        if (c->have_bytes)
-                snprintf(o->old_text, sizeof o->old_text, "%s", format_bytes(b, sizeof b, cur_bytes));
-        else
-                fmt_ppm(o->old_text, sizeof o->old_text, cur_ppm, c->fine);
-
-        if (t->kind == T_VALUE) {
-                uint64_t tol = t->value / 100 + a->page_size;
-                bool changed = d && d->changed[k - KNOB_DEVICE_FIRST];
-                /* after a global change the stored ratio means other bytes: rewrite what we set */
-                if (!(force && changed) && cur_bytes + tol >= t->value && cur_bytes <= t->value + tol)
-                        return false;
-                o->file = knob_name(k);
-                o->value = t->value;
-                o->bytes = true;
-                snprintf(o->new_text, sizeof o->new_text, "%s", format_bytes(b, sizeof b, t->value));
-                return true;
-        }
-        if (t->kind == T_RESTORE) {
-                uint64_t orig = is_min ? d->orig_min_ppm : d->orig_max_ppm;
-                if ((is_min && !d->have_min) || (!is_min && !d->have_max))
-                        return false;
-                if (cur_ppm == orig)
-                        return false;
-                o->restore = true;
-                if (d->fine) {
-                        o->file = is_min ? "min_ratio_fine" : "max_ratio_fine";
-                        o->value = orig;
-                } else {
-                        o->file = is_min ? "min_ratio" : "max_ratio";
-                        o->value = orig / 10000;
-                }
-                fmt_ppm(o->new_text, sizeof o->new_text, orig, d->fine);
-                return true;
-        }
-        return false;
-}
-
-static bool plan_strict(const adev *d, const dtarget *t, const devcur *c, op *o) {
-        uint64_t v;
-
-        if (t->kind == T_NONE || !c->have_strict)
-                return false;
-        if (t->kind == T_RESTORE) {
-                if (!d->have_strict)
-                        return false;
-                v = d->orig_strict;
-        } else
-                v = t->value;
-        if (c->strict == v)
-                return false;
-        *o = (op) { .bdi = d ? d->bdi : NULL, .knob = KNOB_STRICT_LIMIT, .file = knob_name(KNOB_STRICT_LIMIT),
-                    .value = v, .restore = t->kind == T_RESTORE, .reason = t->reason, .needs_max = v != 0 };
-        snprintf(o->old_text, sizeof o->old_text, "%" PRIu32, c->strict);
-        snprintf(o->new_text, sizeof o->new_text, "%" PRIu64, v);
-        return true;
-}
-
-/* Order one device's writes: strict off first, min/max so that min <= max holds after each write,
- * strict on last (after max). tmin/tmax values are already clamped. */
-static size_t plan_device(const actuator *a, const adev *d, const char *bdi, const dtarget *tmin,
-                          const dtarget *tmax, const dtarget *tstrict, const devcur *c,
-                          uint64_t thresh_pages, bool force, op ops[4]) {
-        op omin, omax, ostrict;
-        bool have_min, have_max, have_strict;
-        uint64_t new_min_ppm;
-        size_t n = 0;
-
-        have_min = plan_minmax(a, d, KNOB_MIN_BYTES, tmin, c, force, &omin);
-        have_max = plan_minmax(a, d, KNOB_MAX_BYTES, tmax, c, force, &omax);
-        have_strict = plan_strict(d, tstrict, c, &ostrict);
-        if (have_min)
-                omin.bdi = bdi;
-        if (have_max)
-                omax.bdi = bdi;
-        if (have_strict)
-                ostrict.bdi = bdi;
-
-        if (have_strict && ostrict.value == 0)
-                ops[n++] = ostrict;
-        new_min_ppm = !have_min ? c->min_ppm : omin.bytes ? bytes_to_ppm(a, omin.value, thresh_pages) :
-                      d->orig_min_ppm;
-        if (have_min && have_max && new_min_ppm > c->max_ppm) {
-                /* raising min above the current max: raise max first */
-                ops[n++] = omax;
-                ops[n++] = omin;
-        } else {
-                /* lowering max below the current min: lower min first */
-                if (have_min)
-                        ops[n++] = omin;
-                if (have_max)
-                        ops[n++] = omax;
-        }
-        if (have_strict && ostrict.value != 0)
-                ops[n++] = ostrict;
-        return n;
-}
-
-/* ---- apply ---------------------------------------------------------------------------- */
-
-static bool device_has_work(const adev *d, const device_decision *dd) {
-        for (size_t i = 0; i < KNOB_DEVICE_COUNT; i++)
-                if (dd->knobs[i].wanted || (d && d->changed[i]))
-                        return true;
-        return false;
+static void planned_done(planned *p) {
+        free(p->devices);
+        free(p->names);
+        *p = (planned) {};
 }
 
 static uint64_t device_min_ppm(const bdi_device *bd) {
@@ -857,579 +580,362 @@ static uint64_t device_min_ppm(const bdi_device *bd) {
         return (uint64_t) bd->knobs.min_ratio * 10000;
 }
 
-/* Devices sorted by name, so that checking every device against another list of them costs
- * O(n log n) per tick instead of O(n^2). item: the bdi_device or device_decision it names. */
-typedef struct named {
+static bool decision_has_work(const device_decision *dd, const adev *d) {
+        for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
+                if (dd->knobs[j].wanted || (d && owner_holds(&d->k[j])))
+                        return true;
+        return false;
+}
+
+/* Read a device into the plan; false if it is gone (forgotten) or unreadable. */
+static bool add_plan_device(actuator *a, planned *p, const char *bdi, const device_decision *dd, bool restore_all) {
+        plan_device *pd = &p->devices[p->n_devices];
+        adev *d = find_dev(a, bdi);
+
+        snprintf(p->names[p->n_devices], sizeof p->names[0], "%s", bdi);
+        *pd = (plan_device) { .bdi = p->names[p->n_devices], .owner = d ? d->k : NULL };
+        for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++) {
+                knob_id k = (knob_id) (KNOB_DEVICE_FIRST + j);
+                int r = read_now(a, bdi, k, &pd->now[j]);
+
+                if (r < 0) {
+                        if (is_gone(r)) {
+                                if (d) {
+                                        log_debug("%s is gone, forgetting its saved knobs.", bdi);
+                                        forget_dev(a, bdi);
+                                }
+                                return false;
+                        }
+                        log_debug_errno(r, "Failed to read %s of %s: %m", knob_name(k), bdi);
+                        pd->now[j] = (knob_now) {};
+                }
+                pd->target[j] = plan_target(dd && dd->knobs[j].wanted, dd ? dd->knobs[j].value : 0,
+                                            dd ? dd->knobs[j].reason : NULL, d ? &d->k[j] : NULL, restore_all || !dd);
+        }
+        p->n_devices++;
+        return true;
+}
+
+typedef struct name_ref {
         const char *name;
         const void *item;
-} named;
+} name_ref;
 
-static int cmp_named(const void *a, const void *b) {
-        return strcmp(((const named *) a)->name, ((const named *) b)->name);
+static int name_ref_cmp(const void *a, const void *b) {
+        return strcmp(((const name_ref *) a)->name, ((const name_ref *) b)->name);
 }
 
-static const void *named_find(const named *v, size_t n, const char *name) {
-        named key = { name, NULL };
-        const named *hit = n > 0 ? bsearch(&key, v, n, sizeof *v, cmp_named) : NULL;
+static const name_ref *name_ref_find(const name_ref *v, size_t n, const char *name) {
+        name_ref key = { name, NULL };
 
-        return hit ? hit->item : NULL;
+        return n ? bsearch(&key, v, n, sizeof *v, name_ref_cmp) : NULL;
 }
 
-/* The decision's managed devices by name; NULL on -ENOMEM. */
-static named *index_managed(const decision *d, size_t *ret_n) {
-        named *v = calloc(MAX(d->n_devices, 1), sizeof *v);
-        size_t n = 0;
+/* The snapshot and targets for a plan: the decision's devices with work, and every device we still
+ * hold something of. d NULL: restore everything (restore_all) or only only_bdi. */
+static int build_input(actuator *a, const sample *s, const decision *dec, bool restore_all, const char *only_bdi,
+                       planned *p) {
+        _cleanup_free_ name_ref *managed = NULL, *in_plan = NULL;
+        size_t n_managed = 0, n_in_plan = 0;
+        int r;
 
-        if (!v)
-                return NULL;
-        for (size_t i = 0; i < d->n_devices; i++)
-                if (d->devices[i].managed)
-                        v[n++] = (named) { d->devices[i].bdi, &d->devices[i] };
-        qsort(v, n, sizeof *v, cmp_named);
-        *ret_n = n;
-        return v;
-}
-
-/* The sample's devices by name (s may be NULL); NULL on -ENOMEM. */
-static named *index_sample(const sample *s, size_t *ret_n) {
-        size_t n = s ? s->n_devices : 0;
-        named *v = calloc(MAX(n, 1), sizeof *v);
-
-        if (!v)
-                return NULL;
-        for (size_t i = 0; i < n; i++)
-                v[i] = (named) { s->devices[i].bdi, &s->devices[i] };
-        qsort(v, n, sizeof *v, cmp_named);
-        *ret_n = n;
-        return v;
-}
-
-/* Per-device min/max/strict targets after clamping to the limit, min <= max, and the sum-of-min rule. */
-typedef struct devplan {
-        const device_decision *dd;
-        const adev *d;
-        devcur cur;
-        dtarget tmin, tmax, tstrict;
-        bool skip;               /* nothing to do, or unreadable */
-        bool gone;
-        uint64_t new_min_ppm;
-} devplan;
-
-static void clamp_targets(const actuator *a, devplan *p, uint64_t thresh_pages) {
-        uint64_t limit = thresh_pages * a->page_size, max_bytes;
-
-        if (!p->cur.have_bytes) {
-                if (p->tmin.kind == T_VALUE || p->tmax.kind == T_VALUE)
-                        log_debug("%s: this kernel has no min_bytes/max_bytes, not capping", p->dd->bdi);
-                if (p->tmin.kind == T_VALUE)
-                        p->tmin.kind = T_NONE;
-                if (p->tmax.kind == T_VALUE)
-                        p->tmax.kind = T_NONE;
+        *p = (planned) {};
+        r = read_globals(a, &p->in);
+        if (r < 0)
+                return r;
+        p->in.page_size = a->page_size;
+        p->in.global_owner = a->g;
+        p->in.dirtyable_bytes = s ? s->global.mem_available_bytes : 0;
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++) {
+                const knob_decision *kd = dec && !only_bdi ? &dec->global[k] : NULL;
+                p->in.global_target[k] = only_bdi ? (knob_target) { TARGET_NONE, 0, NULL }
+                        : plan_target(kd && kd->wanted, kd ? kd->value : 0, kd ? kd->reason : NULL, &a->g[k], restore_all);
         }
-        if (!p->cur.have_strict && p->tstrict.kind == T_VALUE)
-                p->tstrict.kind = T_NONE;
-        /* beyond the current limit is EINVAL */
-        if (p->tmax.kind == T_VALUE && p->tmax.value > limit)
-                p->tmax.value = limit;
-        if (p->tmin.kind == T_VALUE && p->tmin.value > limit)
-                p->tmin.value = limit;
-        /* keep min <= max */
-        max_bytes = p->tmax.kind == T_VALUE ? p->tmax.value :
-                    ppm_to_bytes(a, p->tmax.kind == T_RESTORE ? p->d->orig_max_ppm : p->cur.max_ppm, thresh_pages);
-        if (p->tmin.kind == T_VALUE && p->tmin.value > max_bytes) {
-                log_debug("%s: min_bytes %" PRIu64 " above max, lowered to %" PRIu64, p->dd->bdi, p->tmin.value, max_bytes);
-                p->tmin.value = max_bytes / a->page_size * a->page_size;
+
+        p->devices = calloc((dec ? dec->n_devices : 0) + a->n_devices + 1, sizeof *p->devices);
+        p->names = calloc((dec ? dec->n_devices : 0) + a->n_devices + 1, sizeof *p->names);
+        managed = calloc((dec ? dec->n_devices : 0) + 1, sizeof *managed);
+        in_plan = calloc((dec ? dec->n_devices : 0) + a->n_devices + 1, sizeof *in_plan);
+        if (!p->devices || !p->names || !managed || !in_plan)
+                return log_oom_error();
+        p->in.devices = p->devices;
+
+        for (size_t i = 0; dec && !restore_all && !only_bdi && i < dec->n_devices; i++) {
+                const device_decision *dd = &dec->devices[i];
+
+                if (!dd->managed)
+                        continue;
+                managed[n_managed++] = (name_ref) { dd->bdi, dd };
+                if (!decision_has_work(dd, find_dev(a, dd->bdi)))
+                        continue;
+                if (add_plan_device(a, p, dd->bdi, dd, false))
+                        in_plan[n_in_plan++] = (name_ref) { p->devices[p->n_devices - 1].bdi, NULL };
         }
-}
+        qsort(managed, n_managed, sizeof *managed, name_ref_cmp);
+        /* devices we hold something of that left the decision (or the system): back to their originals */
+        for (size_t i = 0; i < a->n_devices;) {
+                adev *d = a->devices[i];
+                size_t before = a->n_devices;
 
-static uint64_t target_min_ppm(const actuator *a, const devplan *p, uint64_t thresh_pages) {
-        switch (p->tmin.kind) {
-        case T_VALUE:
-                return bytes_to_ppm(a, p->tmin.value, thresh_pages);
-        case T_RESTORE:
-                return p->d->orig_min_ppm;
-        default:
-                return p->cur.min_ppm;
+                if ((only_bdi && strcmp(d->bdi, only_bdi) != 0) || name_ref_find(managed, n_managed, d->bdi)) {
+                        i++;
+                        continue;
+                }
+                if (add_plan_device(a, p, d->bdi, NULL, true))
+                        in_plan[n_in_plan++] = (name_ref) { p->devices[p->n_devices - 1].bdi, NULL };
+                if (a->n_devices == before)
+                        i++;
         }
-}
+        p->in.n_devices = p->n_devices;
 
-/* The kernel refuses a min that brings the sum of all min ratios to 100 %: shrink ours proportionally.
- * managed: index_managed(dec). 0 or -ENOMEM. */
-static int fit_min_sum(const actuator *a, bool *min_scaled, const sample *s, const decision *dec,
-                       const named *managed, size_t n_managed, devplan *plans, uint64_t thresh_pages) {
-        _cleanup_free_ named *by_name = NULL;
-        uint64_t fixed = 0, ours = 0, budget;
-        size_t n_by_name = 0;
-
-        by_name = index_sample(s, &n_by_name);
-        if (!by_name)
-                return -ENOMEM;
+        /* the min ratios of the devices left out count toward the kernel's 100 % */
+        qsort(in_plan, n_in_plan, sizeof *in_plan, name_ref_cmp);
         for (size_t i = 0; s && i < s->n_devices; i++)
-                if (!named_find(managed, n_managed, s->devices[i].bdi))
-                        fixed += device_min_ppm(&s->devices[i]);
-        for (size_t i = 0; i < dec->n_devices; i++) {
-                devplan *p = &plans[i];
-                if (!p->dd->managed)
-                        continue;
-                if (p->skip) {
-                        const bdi_device *bd = named_find(by_name, n_by_name, p->dd->bdi);
-
-                        fixed += bd ? device_min_ppm(bd) : 0;
-                        continue;
-                }
-                p->new_min_ppm = target_min_ppm(a, p, thresh_pages);
-                if (p->tmin.kind == T_VALUE)
-                        ours += p->new_min_ppm;
-                else
-                        fixed += p->new_min_ppm;
-        }
-        budget = fixed + MIN_SUM_MARGIN_PPM < PPM_FULL ? PPM_FULL - MIN_SUM_MARGIN_PPM - fixed : 0;
-        if (fixed + ours < PPM_FULL) {
-                if (min_scaled && *min_scaled) {
-                        log_info("The devices' min_bytes fit under the dirty limit again.");
-                        *min_scaled = false;
-                }
-                return 0;
-        }
-        if (min_scaled && !*min_scaled) {
-                log_notice("The devices' min_bytes add up to %" PRIu64 " ppm of the dirty limit (others hold %" PRIu64
-                           " ppm); shrinking them proportionally to fit under 100 %%.", ours, fixed);
-                *min_scaled = true;
-        }
-        for (size_t i = 0; i < dec->n_devices; i++) {
-                devplan *p = &plans[i];
-                if (!p->dd->managed || p->skip || p->tmin.kind != T_VALUE)
-                        continue;
-                p->tmin.value = ours ? (uint64_t) ((double) p->tmin.value * (double) budget / (double) ours) : 0;
-                p->tmin.value = p->tmin.value / a->page_size * a->page_size;
-                p->new_min_ppm = bytes_to_ppm(a, p->tmin.value, thresh_pages);
-        }
+                if (!name_ref_find(in_plan, n_in_plan, s->devices[i].bdi))
+                        p->in.others_min_ppm += device_min_ppm(&s->devices[i]);
         return 0;
 }
 
-/* Work out every managed device's targets and current state. */
-static int plan_devices_prepare(const actuator *a, const decision *dec, uint64_t thresh_pages, devplan **ret) {
-        devplan *plans = calloc(MAX(dec->n_devices, 1), sizeof *plans);
-
-        if (!plans)
-                return -ENOMEM;
-        for (size_t i = 0; i < dec->n_devices; i++) {
-                devplan *p = &plans[i];
-                int r;
-
-                p->dd = &dec->devices[i];
-                p->d = find_dev(a, p->dd->bdi);
-                if (!p->dd->managed || !device_has_work(p->d, p->dd)) {
-                        p->skip = true;
-                        continue;
-                }
-                r = read_devcur(a, p->dd->bdi, &p->cur);
-                if (r < 0) {
-                        p->skip = true;
-                        p->gone = is_gone(r);
-                        if (!p->gone)
-                                log_debug_errno(r, "Failed to read the knobs of %s: %m", p->dd->bdi);
-                        continue;
-                }
-                p->tmin = device_target(p->d, p->dd, KNOB_MIN_BYTES);
-                p->tmax = device_target(p->d, p->dd, KNOB_MAX_BYTES);
-                p->tstrict = device_target(p->d, p->dd, KNOB_STRICT_LIMIT);
-                clamp_targets(a, p, thresh_pages);
-        }
-        *ret = plans;
-        return 0;
-}
-
-/* Devices whose min goes down come first, so that the ones raising theirs find room. */
-static bool plan_lowers_min(const devplan *p) {
-        return p->new_min_ppm <= p->cur.min_ppm;
-}
-
-static void global_targets(const actuator *a, const decision *dec, gtarget t[_KNOB_GLOBAL_MAX]) {
-        for (size_t k = 0; k < _KNOB_GLOBAL_MAX; k++) {
-                const knob_decision *kd = &dec->global[k];
-                if (kd->wanted)
-                        t[k] = (gtarget) { T_VALUE, kd->value, kd->reason };
-                else if (a->gchanged[k] && a->g[k].saved)
-                        t[k] = (gtarget) { T_RESTORE, 0, "no longer wanted, restoring the original" };
-                else
-                        t[k] = (gtarget) { T_NONE, 0, NULL };
-        }
-}
-
-static int restore_device_internal(actuator *a, const char *bdi, bool use_backoff);
-
-int actuator_apply(actuator *a, const sample *s, const decision *dec) {
-        gtarget gt[_KNOB_GLOBAL_MAX];
-        op gops[_KNOB_GLOBAL_MAX];
-        _cleanup_free_ devplan *plans = NULL;
-        _cleanup_free_ char (*leaving)[64] = NULL;
-        _cleanup_free_ named *managed = NULL;
-        size_t ng, n_leaving = 0, n_managed = 0;
-        uint64_t thresh_pages;
-        bool limit_changed = false, gone;
-        vmcur c;
-        int r, first = 0;
+static int pipeline(actuator *a, const sample *s, const decision *dec, bool restore_all, const char *only_bdi,
+                    FILE *print_only) {
+        planned p;
+        plan pl;
+        int r;
 
         a->now_usec = s && s->time_usec ? s->time_usec : now_usec();
-
-        /* globals first: the per-device bytes are ratios of the global limit */
-        r = read_vmcur(a, &c);
-        if (r < 0)
+        r = build_input(a, s, dec, restore_all, only_bdi, &p);
+        if (r < 0) {
+                planned_done(&p);
                 return r;
-        global_targets(a, dec, gt);
-        ng = plan_globals(a, gt, &c, gops);
-        for (size_t i = 0; i < ng; i++) {
-                r = op_run(a, &gops[i], true);
-                if (r == OP_DONE && gops[i].knob == KNOB_DIRTY_BYTES)
-                        limit_changed = true;
-                if (r < 0 && first == 0)
-                        first = r;
         }
-        thresh_pages = c.thresh_pages;
-        if (limit_changed && read_thresholds(a, &thresh_pages, NULL) < 0)
-                thresh_pages = c.thresh_pages;
-
-        /* then the devices, in an order that keeps min <= max and the sum of mins < 100 % */
-        r = plan_devices_prepare(a, dec, thresh_pages, &plans);
-        if (r < 0)
+        r = plan_build(&p.in, &pl);
+        if (r < 0) {
+                planned_done(&p);
                 return log_oom_error();
-        managed = index_managed(dec, &n_managed);
-        if (!managed)
-                return log_oom_error();
-        if (fit_min_sum(a, &a->min_scaled, s, dec, managed, n_managed, plans, thresh_pages) < 0)
-                return log_oom_error();
-        for (int pass = 0; pass < 2; pass++)
-                for (size_t i = 0; i < dec->n_devices; i++) {
-                        devplan *p = &plans[i];
-                        op ops[4];
-                        size_t n;
-
-                        if (!p->dd->managed || p->skip || plan_lowers_min(p) != (pass == 0))
-                                continue;
-                        p->d = find_dev(a, p->dd->bdi);
-                        n = plan_device(a, p->d, p->dd->bdi, &p->tmin, &p->tmax, &p->tstrict, &p->cur,
-                                        thresh_pages, limit_changed, ops);
-                        r = ops_run(a, ops, n, true, &gone);
-                        if (gone) {
-                                log_debug("%s vanished, forgetting it.", p->dd->bdi);
-                                forget_dev(a, p->dd->bdi);
-                                (void) saved_write(a);
-                                continue;
-                        }
-                        if (r < 0 && first == 0)
-                                first = r;
-                }
-        /* only now: forgetting moves the other entries, which plans[].d pointed to until here */
-        for (size_t i = 0; i < dec->n_devices; i++)
-                if (plans[i].gone && find_dev(a, plans[i].dd->bdi)) {
-                        log_debug("%s vanished, forgetting it.", plans[i].dd->bdi);
-                        forget_dev(a, plans[i].dd->bdi);
-                        (void) saved_write(a);
-                }
-
-        /* devices that left management (or the system) */
-        leaving = calloc(MAX(a->n_devices, 1), sizeof *leaving);
-        if (!leaving)
-                return log_oom_error();
-        for (size_t i = 0; i < a->n_devices; i++)
-                if (!named_find(managed, n_managed, a->devices[i].bdi))
-                        snprintf(leaving[n_leaving++], sizeof leaving[0], "%s", a->devices[i].bdi);
-        for (size_t i = 0; i < n_leaving; i++) {
-                r = restore_device_internal(a, leaving[i], true);
-                if (r < 0 && first == 0)
-                        first = r;
         }
-        return first;
+        if (print_only) {
+                for (size_t i = 0; i < pl.n_ops; i++) {
+                        const plan_op *o = &pl.ops[i];
+                        char path[PATH_MAX], old[64], new[64];
+                        const char *bdi = op_bdi(&p.in, o);
+
+                        knob_path(a, bdi, knob_form_file(o->knob, o->form), path, sizeof path);
+                        fprintf(print_only, "write %s %" PRIu64 "\t# %s %s %s -> %s: %s\n", path, o->value,
+                                bdi ? bdi : "global", knob_name(o->knob),
+                                knob_setting_to_string(o->knob, o->old, old, sizeof old),
+                                knob_setting_to_string(o->knob, (knob_setting) { o->form, o->value }, new, sizeof new),
+                                op_reason(o));
+                }
+                r = 0;
+        } else
+                /* a stop or `restore` tries everything now; the tick backs off from what failed */
+                r = plan_run(a, &p.in, &pl, !restore_all && !only_bdi);
+        /* devices with nothing left to hold are forgotten */
+        for (size_t i = 0; i < a->n_devices;) {
+                if (!dev_holds(a->devices[i]) && !print_only)
+                        forget_dev(a, a->devices[i]->bdi);
+                else
+                        i++;
+        }
+        plan_done(&pl);
+        planned_done(&p);
+        return r;
 }
 
-int actuator_plan(const actuator *a, const sample *s, const decision *dec, FILE *out) {
-        gtarget gt[_KNOB_GLOBAL_MAX];
-        op gops[_KNOB_GLOBAL_MAX];
-        _cleanup_free_ devplan *plans = NULL;
-        _cleanup_free_ named *managed = NULL;
-        uint64_t thresh_pages;
-        bool limit_changed = false;
-        size_t ng, n_managed = 0;
-        vmcur c;
-        int r;
-
-        r = read_vmcur(a, &c);
-        if (r < 0)
-                return r;
-        global_targets(a, dec, gt);
-        ng = plan_globals(a, gt, &c, gops);
-        print_ops(a, gops, ng, out);
-        for (size_t i = 0; i < ng; i++)
-                if (gops[i].knob == KNOB_DIRTY_BYTES)
-                        limit_changed = true;
-        thresh_pages = predict_thresh_pages(a, gops, ng, &c, s);
-
-        r = plan_devices_prepare(a, dec, thresh_pages, &plans);
-        if (r < 0)
-                return r;
-        managed = index_managed(dec, &n_managed);
-        if (!managed)
-                return -ENOMEM;
-        r = fit_min_sum(a, NULL, s, dec, managed, n_managed, plans, thresh_pages);
-        if (r < 0)
-                return r;
-        for (int pass = 0; pass < 2; pass++)
-                for (size_t i = 0; i < dec->n_devices; i++) {
-                        devplan *p = &plans[i];
-                        op ops[4];
-                        size_t n;
-
-                        if (!p->dd->managed || p->skip || plan_lowers_min(p) != (pass == 0))
-                                continue;
-                        n = plan_device(a, p->d, p->dd->bdi, &p->tmin, &p->tmax, &p->tstrict, &p->cur,
-                                        thresh_pages, limit_changed, ops);
-                        print_ops(a, ops, n, out);
-                }
-        for (size_t i = 0; i < a->n_devices; i++)
-                if (!named_find(managed, n_managed, a->devices[i].bdi))
-                        fprintf(out, "restore %s\t# no longer managed\n", a->devices[i].bdi);
-        return 0;
+int actuator_apply(actuator *a, const sample *s, const decision *d) {
+        return pipeline(a, s, d, false, NULL, NULL);
 }
 
-/* ---- restore -------------------------------------------------------------------------- */
-
-/* Restore order: strict_limit=0 first, then max and min ratios (max first unless the original max
- * is below the current min), strict_limit=1 last. A vanished device is just forgotten. */
-static int restore_device_internal(actuator *a, const char *bdi, bool use_backoff) {
-        adev *d = find_dev(a, bdi);
-        dtarget tmin = { T_RESTORE, 0, "restoring the original" }, tmax = tmin, tstrict = tmin;
-        op omin, omax, ostrict, ops[4];
-        bool have_min, have_max, have_strict, gone;
-        size_t n = 0;
-        devcur c;
-        int r;
-
-        if (!d)
-                return 0;
-        if (!d->saved) {
-                forget_dev(a, bdi);
-                return 0;
-        }
-        r = read_devcur(a, bdi, &c);
-        if (is_gone(r)) {
-                log_debug("%s is gone, forgetting its saved knobs.", bdi);
-                forget_dev(a, bdi);
-                return saved_write(a);
-        }
-        if (r < 0)
-                return log_warning_errno(r, "Failed to read the knobs of %s: %m", bdi);
-
-        have_min = plan_minmax(a, d, KNOB_MIN_BYTES, &tmin, &c, false, &omin);
-        have_max = plan_minmax(a, d, KNOB_MAX_BYTES, &tmax, &c, false, &omax);
-        have_strict = plan_strict(d, &tstrict, &c, &ostrict);
-        if (have_strict && ostrict.value == 0)
-                ops[n++] = ostrict;
-        if (have_min && have_max && d->orig_max_ppm < c.min_ppm) {
-                ops[n++] = omin;
-                ops[n++] = omax;
-        } else {
-                if (have_max)
-                        ops[n++] = omax;
-                if (have_min)
-                        ops[n++] = omin;
-        }
-        if (have_strict && ostrict.value != 0) {
-                ostrict.needs_max = false;
-                ops[n++] = ostrict;
-        }
-        r = ops_run(a, ops, n, use_backoff, &gone);
-        if (gone) {
-                forget_dev(a, bdi);
-                return saved_write(a);
-        }
-        if (r < 0)
-                return r;
-        forget_dev(a, bdi);
-        return saved_write(a);
+int actuator_plan(actuator *a, const sample *s, const decision *d, FILE *out) {
+        return pipeline(a, s, d, false, NULL, out);
 }
 
 int actuator_restore_device(actuator *a, const char *bdi) {
-        a->now_usec = now_usec();
-        return restore_device_internal(a, bdi, false);
+        if (!find_dev(a, bdi))
+                return 0;
+        return pipeline(a, NULL, NULL, true, bdi, NULL);
 }
 
 int actuator_restore_all(actuator *a) {
-        gtarget gt[_KNOB_GLOBAL_MAX];
-        op gops[_KNOB_GLOBAL_MAX];
-        size_t ng;
-        vmcur c;
-        int r, first = 0;
+        int r = pipeline(a, NULL, NULL, true, NULL, NULL);
 
-        a->now_usec = now_usec();
-        /* devices first (strict_limit off first of all); a min that did not fit is retried after the others */
-        for (int pass = 0; pass < 2; pass++)
-                for (size_t i = a->n_devices; i > 0; i--) {
-                        char bdi[64];
-                        snprintf(bdi, sizeof bdi, "%s", a->devices[i - 1].bdi);
-                        r = restore_device_internal(a, bdi, false);
-                        if (r < 0 && pass == 1 && first == 0)
-                                first = r;
-                }
+        if (r < 0)
+                log_warning_errno(r, "Could not restore every knob; %s keeps what is left: %m", a->saved_path);
+        return r;
+}
 
-        r = read_vmcur(a, &c);
-        if (r < 0) {
-                if (first == 0)
-                        first = r;
-        } else {
-                for (size_t k = 0; k < _KNOB_GLOBAL_MAX; k++)
-                        gt[k] = a->g[k].saved ? (gtarget) { T_RESTORE, 0, "restoring the original" } :
-                                                (gtarget) { T_NONE, 0, NULL };
-                ng = plan_globals(a, gt, &c, gops);
-                for (size_t i = 0; i < ng; i++) {
-                        r = op_run(a, &gops[i], false);
-                        if (r < 0) {
-                                if (first == 0)
-                                        first = r;
-                                gt[gops[i].knob].kind = T_VALUE;   /* mark: keep this one saved */
-                        }
-                }
-                for (size_t k = 0; k < _KNOB_GLOBAL_MAX; k++)
-                        if (gt[k].kind == T_RESTORE) {
-                                a->g[k] = (gsaved) {};
-                                a->gchanged[k] = false;
-                        }
+/* ---- overrides ------------------------------------------------------------------------ */
+
+static bool release(knob_owner *o) {
+        if (!o->overridden)
+                return false;
+        /* what they set is what the kernel goes back to when we stop */
+        *o = (knob_owner) {};
+        return true;
+}
+
+size_t actuator_release_overrides(actuator *a) {
+        size_t n = 0;
+
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
+                n += release(&a->g[k]);
+        for (size_t i = 0; i < a->n_devices; i++)
+                for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
+                        n += release(&a->devices[i]->k[j]);
+        for (size_t i = 0; i < a->n_devices;) {
+                if (!dev_holds(a->devices[i]))
+                        forget_dev(a, a->devices[i]->bdi);
+                else
+                        i++;
         }
-        r = saved_write(a);
-        if (r < 0 && first == 0)
-                first = r;
-        if (first < 0)
-                log_warning_errno(first, "Could not restore every knob; %s keeps what is left: %m", a->saved_path);
-        return first;
+        return n;
 }
 
 /* ---- recovery ------------------------------------------------------------------------- */
 
-static int parse_saved_line(actuator *a, char *line) {
-        char *words[4], *save = NULL;
-        size_t n = 0;
-        uint64_t v;
-
-        line += strspn(line, " \t");
-        if (*line == '#' || *line == 0)
-                return 0;
-        for (char *w = strtok_r(line, " \t\r", &save); w; w = strtok_r(NULL, " \t\r", &save)) {
-                if (n == ELEMENTSOF(words))
-                        return -EINVAL;
-                words[n++] = w;
+/* Is what the kernel holds one of the values a crashed run wrote or was about to write? */
+static bool crashed_run_wrote(const saved_entry *e, knob_setting now) {
+        if (e->written && knob_setting_equal(now, e->written_setting))
+                return true;
+        if (!e->pending || now.form != e->pending_setting.form)
+                return false;
+        if (now.form == KNOB_FORM_FINE) {
+                /* predicted from the limit before the write: the kernel's rounding may differ a little */
+                uint64_t want = e->pending_setting.value, tol = want / 100 + 100;
+                return now.value + tol >= want && now.value <= want + tol;
         }
-        if (n == 0)
-                return 0;
-        if (strcmp(words[0], "global") == 0 && n == 3) {
-                if (parse_u64(words[2], &v) < 0)
-                        return -EINVAL;
-                for (size_t k = 0; k < _KNOB_GLOBAL_MAX; k++) {
-                        gsaved *g = &a->g[k];
-                        if (strcmp(words[1], knob_name(k)) == 0) {
-                                /* dirty_bytes below 2 pages is EINVAL; 0 means "ratio mode" */
-                                if (knob_ratio_files[k] && v != 0 && v < (k == KNOB_DIRTY_BYTES ? 2 * a->page_size : 1))
-                                        return -EINVAL;
-                                if (!knob_ratio_files[k] && v > INT32_MAX)
-                                        return -ERANGE;
-                                g->bytes = v;
-                                g->have_bytes = g->saved = true;
-                                a->gchanged[k] = true;
-                                return 0;
-                        }
-                        if (knob_ratio_files[k] && strcmp(words[1], knob_ratio_files[k]) == 0) {
-                                if (v > 100)
-                                        return -ERANGE;
-                                g->ratio = (uint32_t) v;
-                                g->have_ratio = g->saved = true;
-                                a->gchanged[k] = true;
-                                return 0;
-                        }
-                }
-                return -EINVAL;
-        }
-        if (strcmp(words[0], "bdi") == 0 && n == 4) {
-                bool fine = strstr(words[2], "_fine") != NULL;
-                adev *d;
-
-                if (parse_u64(words[3], &v) < 0 || strlen(words[1]) >= sizeof d->bdi || strchr(words[1], '/') ||
-                    words[1][0] == '.')
-                        return -EINVAL;
-                if (strcmp(words[2], "min_ratio_fine") && strcmp(words[2], "max_ratio_fine") &&
-                    strcmp(words[2], "min_ratio") && strcmp(words[2], "max_ratio") && strcmp(words[2], "strict_limit"))
-                        return -EINVAL;
-                if (strcmp(words[2], "strict_limit") == 0 ? v > 1 : fine ? v > PPM_FULL : v > 100)
-                        return -ERANGE;
-                d = get_dev(a, words[1]);
-                if (!d)
-                        return -ENOMEM;
-                if (strcmp(words[2], "strict_limit") == 0) {
-                        d->orig_strict = (uint32_t) v;
-                        d->have_strict = true;
-                } else {
-                        uint64_t ppm = fine ? v : v * 10000;
-                        if ((d->have_min || d->have_max) && d->fine != fine)
-                                return -EINVAL;
-                        d->fine = fine;
-                        if (words[2][1] == 'i') {
-                                d->orig_min_ppm = ppm;
-                                d->have_min = true;
-                        } else {
-                                d->orig_max_ppm = ppm;
-                                d->have_max = true;
-                        }
-                }
-                d->saved = true;
-                for (size_t i = 0; i < KNOB_DEVICE_COUNT; i++)
-                        d->changed[i] = true;
-                return 0;
-        }
-        return -EINVAL;
+        return now.value == e->pending_setting.value;
 }
 
-int actuator_recover(actuator *a) {
-        _cleanup_free_ char *buf = NULL;
-        unsigned line_no = 0, bad = 0;
+int actuator_recover(actuator *a, char **ret_error) {
+        _cleanup_free_ saved_entry *v = NULL;
+        _cleanup_free_ char *why = NULL;
+        size_t n = 0, restored = 0, left = 0;
         int r;
 
-        r = read_file_full(a->saved_path, &buf, NULL);
+        if (ret_error)
+                *ret_error = NULL;
+        r = saved_file_read(a->saved_path, a->page_size, &v, &n, &why);
         if (r == -ENOENT)
                 return 0;
-        if (r < 0)
-                return log_error_errno(r, "Failed to read %s: %m", a->saved_path);
-        log_notice("%s exists: a previous run did not restore its knobs, restoring them now.", a->saved_path);
-        for (char *line = buf, *next; line && *line; line = next) {
-                char copy[256];
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = 0;
-                line_no++;
-                snprintf(copy, sizeof copy, "%s", line);
-                r = parse_saved_line(a, line);
-                if (r < 0) {
-                        bad++;
-                        log_warning("%s:%u: ignoring unparsable line \"%s\".", a->saved_path, line_no, copy);
-                }
+        if (r < 0) {
+                log_error_errno(r, "Not restoring anything from %s: it %s. Inspect it with `wbtuned --inspect-saved %s`; "
+                                "remove it to let the daemon tune again.", a->saved_path, why ? why : "cannot be read",
+                                a->saved_path);
+                if (ret_error)
+                        *ret_error = TAKE_PTR(why);
+                return r;
         }
-        /* a device with only part of its originals: keep min <= max sane by restoring only what is known */
+        log_notice("%s exists: a previous run did not put its knobs back; doing it now.", a->saved_path);
+        a->now_usec = now_usec();
+        for (size_t i = 0; i < n; i++) {
+                const saved_entry *e = &v[i];
+                const char *bdi = e->bdi[0] ? e->bdi : NULL;
+                char s_now[64], s_orig[64];
+                knob_owner *ow;
+                knob_now now;
+
+                r = read_now(a, bdi, e->knob, &now);
+                if (r < 0) {
+                        if (bdi && is_gone(r))
+                                continue;   /* the device is gone with its knobs */
+                        log_warning_errno(r, "Failed to read %s %s, keeping it in %s: %m", bdi ? bdi : "global",
+                                          knob_name(e->knob), a->saved_path);
+                } else if (knob_setting_equal(now.setting, e->original))
+                        continue;
+                else if (!crashed_run_wrote(e, now.setting)) {
+                        log_notice("%s %s is %s, which the previous run did not write: someone changed it, leaving it "
+                                   "(its original was %s).", bdi ? bdi : "global", knob_name(e->knob),
+                                   knob_setting_to_string(e->knob, now.setting, s_now, sizeof s_now),
+                                   knob_setting_to_string(e->knob, e->original, s_orig, sizeof s_orig));
+                        left++;
+                        continue;
+                }
+                if (bdi) {
+                        adev *d = get_dev(a, bdi);
+                        if (!d)
+                                return log_oom_error();
+                        ow = &d->k[e->knob - KNOB_DEVICE_FIRST];
+                } else
+                        ow = &a->g[e->knob];
+                *ow = (knob_owner) { .saved = true, .original = e->original, .written = true,
+                                     .ours = r < 0 ? e->written_setting : now.setting };
+                restored++;
+        }
         r = actuator_restore_all(a);
         if (r < 0)
                 return r;
-        if (bad)
-                log_warning("%s had %u bad lines; restored what parsed.", a->saved_path, bad);
+        log_notice("Put back %zu knob(s) from %s%s.", restored, a->saved_path,
+                   left ? "; some were changed by someone else and left as they are" : "");
+        /* restore_all rewrote (or removed) the file; make sure a file with only left-alone entries goes */
+        if (!actuator_dirty(a))
+                (void) saved_file_write(a->saved_path, NULL, 0);
         return 1;
 }
 
-/* ---- life cycle ----------------------------------------------------------------------- */
+/* ---- queries and life cycle ----------------------------------------------------------- */
+
+const knob_owner *actuator_owner(const actuator *a, const char *bdi, knob_id k) {
+        const adev *d;
+
+        if (!a || (unsigned) k >= _KNOB_MAX)
+                return NULL;
+        if (!bdi)
+                return k < _KNOB_GLOBAL_MAX ? &a->g[k] : NULL;
+        if (k < KNOB_DEVICE_FIRST)
+                return NULL;
+        d = find_dev(a, bdi);
+        return d ? &d->k[k - KNOB_DEVICE_FIRST] : NULL;
+}
+
+bool actuator_dirty(const actuator *a) {
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
+                if (a->g[k].saved)
+                        return true;
+        for (size_t i = 0; i < a->n_devices; i++)
+                for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
+                        if (a->devices[i]->k[j].saved)
+                                return true;
+        return false;
+}
+
+bool actuator_refused(const actuator *a, knob_id *ret_knob, int *ret_error) {
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
+                if (a->g[k].refused) {
+                        if (ret_knob)
+                                *ret_knob = k;
+                        if (ret_error)
+                                *ret_error = a->g[k].refused;
+                        return true;
+                }
+        return false;
+}
+
+void actuator_get_stats(const actuator *a, uint64_t now, actuator_stats *ret) {
+        uint64_t second = now / 1000000ULL, last_minute = 0;
+
+        for (size_t i = 0; i < MINUTE_SLOTS; i++)
+                if (a->minute_stamp[i] + MINUTE_SLOTS > second && a->minute_stamp[i] <= second)
+                        last_minute += a->minute_writes[i];
+        *ret = (actuator_stats) { .writes_total = a->writes_total, .writes_last_minute = last_minute,
+                                  .overrides_total = a->overrides_total, .failures_total = a->failures_total };
+}
+
+const char *actuator_saved_path(const actuator *a) {
+        return a->saved_path;
+}
 
 int actuator_new(const char *root, const char *saved_path, const knob_io *io, actuator **ret) {
         actuator *a;
         long ps = sysconf(_SC_PAGESIZE);
 
+        if (!saved_path || !*saved_path)
+                return -EINVAL;
         a = calloc(1, sizeof *a);
         if (!a)
                 return -ENOMEM;
         a->root = xstrdup(root ? root : "");
-        a->saved_path = xstrdup(saved_path && *saved_path ? saved_path : ACTUATOR_DEFAULT_SAVED_PATH);
+        a->saved_path = xstrdup(saved_path);
         if (io)
                 a->io = *io;
         a->page_size = ps > 0 ? (uint64_t) ps : 4096;
@@ -1440,9 +946,11 @@ int actuator_new(const char *root, const char *saved_path, const knob_io *io, ac
 actuator *actuator_free(actuator *a) {
         if (!a)
                 return NULL;
+        for (size_t i = 0; i < a->n_devices; i++)
+                free(a->devices[i]);
+        free(a->devices);
         free(a->root);
         free(a->saved_path);
-        free(a->devices);
         free(a);
         return NULL;
 }

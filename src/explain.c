@@ -1,11 +1,22 @@
-/* Tuning decisions for people and scripts: original, current and desired value of each knob, and why. */
+/* Tuning decisions for people and scripts: for each knob its current, desired and original value, who
+ * owns it, and why. */
 #include "explain.h"
 #include "util.h"
 
 #include <inttypes.h>
 #include <string.h>
 
-/* The value the kernel has now, as the knob file holds it. */
+/* What explain says of one knob. */
+typedef struct knob_view {
+        knob_id knob;
+        bool supported;
+        uint64_t current;
+        const knob_decision *kd;        /* NULL or not wanted: no opinion */
+        const knob_owner *owner;        /* NULL: never touched */
+        const char *state;              /* "managed", "no-opinion", "override", "unwritable", "unsupported", "excluded" */
+        char note[160];
+} knob_view;
+
 static uint64_t current_global(const global_state *g, knob_id k) {
         switch (k) {
         case KNOB_DIRTY_BYTES: return g->knobs.dirty_bytes;
@@ -16,45 +27,121 @@ static uint64_t current_global(const global_state *g, knob_id k) {
         }
 }
 
-static uint64_t current_device(const bdi_device *d, knob_id k) {
+/* A device knob now, in its own unit; false if this kernel has no file for it. */
+static bool current_device(const bdi_device *d, uint64_t thresh_bytes, knob_id k, uint64_t *ret) {
+        const bdi_knobs *kn = &d->knobs;
+
         switch (k) {
-        case KNOB_MIN_BYTES: return d->knobs.min_bytes;
-        case KNOB_MAX_BYTES: return d->knobs.max_bytes;
-        case KNOB_STRICT_LIMIT: return d->knobs.strict_limit;
-        default: return 0;
+        case KNOB_MIN_BYTES:
+                if (kn->have & BDI_HAVE_MIN_BYTES)
+                        *ret = kn->min_bytes;
+                else if (kn->have & BDI_HAVE_MIN_RATIO)
+                        *ret = thresh_bytes / 100 * kn->min_ratio;
+                else
+                        return false;
+                return true;
+        case KNOB_MAX_BYTES:
+                if (kn->have & BDI_HAVE_MAX_BYTES)
+                        *ret = kn->max_bytes;
+                else if (kn->have & BDI_HAVE_MAX_RATIO)
+                        *ret = thresh_bytes / 100 * kn->max_ratio;
+                else
+                        return false;
+                return true;
+        case KNOB_STRICT_LIMIT:
+                *ret = kn->strict_limit;
+                return (kn->have & BDI_HAVE_STRICT_LIMIT) != 0;
+        default:
+                return false;
         }
 }
 
-static bool knob_is_bytes(knob_id k) {
-        return k == KNOB_DIRTY_BYTES || k == KNOB_DIRTY_BACKGROUND_BYTES || k == KNOB_MIN_BYTES || k == KNOB_MAX_BYTES;
-}
+static void view_state(knob_view *v, bool managed, int refused_global) {
+        char theirs[64];
 
-static json_object *knob_json(const char *bdi, knob_id k, uint64_t current, const knob_decision *kd,
-                              const actuator *a) {
-        json_object *o = json_object_new_object();
-        char original[64];
-
-        json_object_object_add(o, "current", json_object_new_uint64(current));
-        if (kd && kd->wanted) {
-                json_object_object_add(o, "desired", json_object_new_uint64(kd->value));
-                json_object_object_add(o, "reason", json_object_new_string(kd->reason));
-        } else {
-                json_object_object_add(o, "desired", NULL);
-                json_object_object_add(o, "reason", json_object_new_string("no opinion: left as the kernel has it"));
-        }
-        if (a && actuator_original(a, bdi, k, original, sizeof original))
-                json_object_object_add(o, "original", json_object_new_string(original));
+        if (!managed) {
+                v->state = "excluded";
+                snprintf(v->note, sizeof v->note, "a [device] section says manage = no");
+        } else if (!v->supported) {
+                v->state = "unsupported";
+                snprintf(v->note, sizeof v->note, "this kernel has no %s (it came in Linux %s)", knob_name(v->knob),
+                         knob_get(v->knob)->since);
+        } else if (v->owner && v->owner->overridden) {
+                v->state = "override";
+                snprintf(v->note, sizeof v->note, "set by hand to %s, left alone until `wbtunectl reload`",
+                         knob_setting_to_string(v->knob, v->owner->theirs, theirs, sizeof theirs));
+        } else if ((v->owner && v->owner->refused) || refused_global) {
+                v->state = "unwritable";
+                snprintf(v->note, sizeof v->note, "the kernel refuses writes (%s)",
+                         strerror(-(v->owner && v->owner->refused ? v->owner->refused : refused_global)));
+        } else if ((v->kd && v->kd->wanted) || (v->owner && v->owner->written))
+                v->state = "managed";
         else
-                json_object_object_add(o, "original", NULL);
+                v->state = "no-opinion";
+}
+
+static json_object *setting_json(knob_id k, knob_setting s) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "file", json_object_new_string(knob_form_file(k, s.form)));
+        json_object_object_add(o, "value", json_object_new_uint64(s.value));
+        json_object_object_add(o, "unit", json_object_new_string(knob_unit_name(knob_form_unit(k, s.form))));
         return o;
+}
+
+static json_object *knob_json(const knob_view *v) {
+        json_object *o = json_object_new_object();
+        bool wanted = v->kd && v->kd->wanted;
+
+        json_object_object_add(o, "knob", json_object_new_string(knob_name(v->knob)));
+        json_object_object_add(o, "unit", json_object_new_string(knob_unit_name(knob_get(v->knob)->unit)));
+        json_object_object_add(o, "supported", json_object_new_boolean(v->supported));
+        json_object_object_add(o, "current", v->supported ? json_object_new_uint64(v->current) : NULL);
+        json_object_object_add(o, "desired", wanted ? json_object_new_uint64(v->kd->value) : NULL);
+        json_object_object_add(o, "policy", wanted ? json_object_new_uint64(v->kd->policy_value) : NULL);
+        json_object_object_add(o, "reason", json_object_new_string(wanted ? v->kd->reason
+                                                                     : "no opinion: left as the kernel has it"));
+        json_object_object_add(o, "clamp", wanted && v->kd->held ? json_object_new_string(v->kd->held_reason) : NULL);
+        json_object_object_add(o, "original", v->owner && v->owner->saved ? setting_json(v->knob, v->owner->original)
+                                                                          : NULL);
+        json_object_object_add(o, "state", json_object_new_string(v->state));
+        json_object_object_add(o, "note", v->note[0] ? json_object_new_string(v->note) : NULL);
+        return o;
+}
+
+static int global_refusal(const actuator *a) {
+        int error = 0;
+
+        if (a)
+                (void) actuator_refused(a, NULL, &error);
+        return error;
+}
+
+static knob_view global_view(const sample *s, const decision *d, const actuator *a, knob_id k) {
+        knob_view v = { .knob = k, .supported = true, .current = current_global(&s->global, k),
+                        .kd = d ? &d->global[k] : NULL, .owner = actuator_owner(a, NULL, k) };
+
+        view_state(&v, true, global_refusal(a));
+        return v;
+}
+
+static knob_view device_view(const bdi_device *dev, uint64_t thresh_bytes, const device_decision *dd,
+                             const actuator *a, knob_id k) {
+        knob_view v = { .knob = k, .kd = dd ? &dd->knobs[k - KNOB_DEVICE_FIRST] : NULL,
+                        .owner = actuator_owner(a, dev->bdi, k) };
+
+        v.supported = current_device(dev, thresh_bytes, k, &v.current);
+        view_state(&v, !dd || dd->managed, 0);
+        return v;
 }
 
 json_object *explain_global_json(const sample *s, const decision *d, const actuator *a) {
         json_object *o = json_object_new_object();
 
-        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
-                json_object_object_add(o, knob_name(k), knob_json(NULL, k, current_global(&s->global, k),
-                                                                   d ? &d->global[k] : NULL, a));
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++) {
+                knob_view v = global_view(s, d, a, k);
+                json_object_object_add(o, knob_name(k), knob_json(&v));
+        }
         return o;
 }
 
@@ -67,45 +154,54 @@ const device_decision *explain_find_decision(const decision *d, const char *bdi)
         return NULL;
 }
 
-json_object *explain_device_json(const bdi_device *dev, const device_decision *dd, const actuator *a) {
+json_object *explain_device_json(const sample *s, const bdi_device *dev, const device_decision *dd, const actuator *a) {
         json_object *o = json_object_new_object(), *knobs = json_object_new_object();
 
         json_object_object_add(o, "managed", json_object_new_boolean(dd && dd->managed));
         json_object_object_add(o, "active", json_object_new_boolean(dd && dd->active));
         json_object_object_add(o, "bw_estimate_bytes_per_s", json_object_new_uint64(dd ? dd->bw_bytes_per_s : 0));
-        for (knob_id k = KNOB_DEVICE_FIRST; k < _KNOB_MAX; k++)
-                json_object_object_add(knobs, knob_name(k),
-                                       knob_json(dev->bdi, k, current_device(dev, k),
-                                                 dd ? &dd->knobs[k - KNOB_DEVICE_FIRST] : NULL, a));
+        for (knob_id k = KNOB_DEVICE_FIRST; k < _KNOB_MAX; k++) {
+                knob_view v = device_view(dev, s->global.dirty_thresh_bytes, dd, a, k);
+                json_object_object_add(knobs, knob_name(k), knob_json(&v));
+        }
         json_object_object_add(o, "knobs", knobs);
         return o;
 }
 
-static void format_value(char *buf, size_t size, knob_id k, uint64_t v) {
-        if (knob_is_bytes(k))
-                format_bytes(buf, size, v);
-        else
-                snprintf(buf, size, "%" PRIu64, v);
-}
+static void explain_knob(FILE *f, const knob_view *v) {
+        char cur[32], want[32], policy[32], orig[64];
+        bool have_orig = v->owner && v->owner->saved;
+        const knob_decision *kd = v->kd;
 
-static void explain_knob(FILE *f, const char *bdi, knob_id k, uint64_t current, const knob_decision *kd,
-                         const actuator *a) {
-        char cur[32], want[32], orig[64];
-        bool have_orig = a && actuator_original(a, bdi, k, orig, sizeof orig);
-
-        format_value(cur, sizeof cur, k, current);
+        if (have_orig)
+                knob_setting_to_string(v->knob, v->owner->original, orig, sizeof orig);
+        knob_value_to_string(v->knob, v->current, cur, sizeof cur);
+        if (strcmp(v->state, "unsupported") == 0 || strcmp(v->state, "override") == 0 ||
+            strcmp(v->state, "unwritable") == 0 || strcmp(v->state, "excluded") == 0) {
+                if (v->supported)
+                        fprintf(f, "  %s is %s: %s.\n", knob_name(v->knob), cur, v->note);
+                else
+                        fprintf(f, "  %s: %s.\n", knob_name(v->knob), v->note);
+                return;
+        }
         if (!kd || !kd->wanted) {
-                fprintf(f, "  %s is %s: the policy has no opinion, so it stays %s.\n", knob_name(k), cur,
+                fprintf(f, "  %s is %s: the policy has no opinion, so it stays %s.\n", knob_name(v->knob), cur,
                         have_orig ? "at its original value" : "as the kernel has it");
                 return;
         }
-        format_value(want, sizeof want, k, kd->value);
-        fprintf(f, "  %s should be %s because of %s; it is %s%s%s.\n", knob_name(k), want, kd->reason, cur,
+        knob_value_to_string(v->knob, kd->value, want, sizeof want);
+        if (kd->held) {
+                knob_value_to_string(v->knob, kd->policy_value, policy, sizeof policy);
+                fprintf(f, "  %s: the policy wants %s because of %s; %s. It is %s%s%s.\n", knob_name(v->knob), policy,
+                        kd->reason, kd->held_reason, cur, have_orig ? ", originally " : "", have_orig ? orig : "");
+                return;
+        }
+        fprintf(f, "  %s should be %s because of %s; it is %s%s%s.\n", knob_name(v->knob), want, kd->reason, cur,
                 have_orig ? ", originally " : "", have_orig ? orig : "");
 }
 
 int explain_device_text(FILE *f, const sample *s, const decision *d, const bdi_device *dev,
-                        const device_decision *dd, const actuator *a, bool applying) {
+                        const device_decision *dd, const actuator *a, bool writing, const char *writes_reason) {
         char backlog[16], bw[16], thresh[16];
 
         fprintf(f, "%s%s%s (%s%s%s%s%s):\n", dev->name, dev->alias[0] ? " " : "", dev->alias, dev->bdi,
@@ -120,12 +216,16 @@ int explain_device_text(FILE *f, const sample *s, const decision *d, const bdi_d
         fprintf(f, "  Its write bandwidth is taken as %s/s; it is %s.\n",
                 format_bytes(bw, sizeof bw, dd->bw_bytes_per_s),
                 dd->active ? "active (it holds or moves data)" : "idle");
-        for (knob_id k = KNOB_DEVICE_FIRST; k < _KNOB_MAX; k++)
-                explain_knob(f, dev->bdi, k, current_device(dev, k), &dd->knobs[k - KNOB_DEVICE_FIRST], a);
+        for (knob_id k = KNOB_DEVICE_FIRST; k < _KNOB_MAX; k++) {
+                knob_view v = device_view(dev, s->global.dirty_thresh_bytes, dd, a, k);
+                explain_knob(f, &v);
+        }
         fprintf(f, "  The global limits:\n");
-        for (knob_id k = 0; k < KNOB_DIRTY_WRITEBACK_CENTISECS; k++)
-                explain_knob(f, NULL, k, current_global(&s->global, k), d ? &d->global[k] : NULL, a);
-        if (!applying)
-                fprintf(f, "  Nothing is written: the daemon runs in observe or dry-run mode.\n");
+        for (knob_id k = 0; k < KNOB_DIRTY_WRITEBACK_CENTISECS; k++) {
+                knob_view v = global_view(s, d, a, k);
+                explain_knob(f, &v);
+        }
+        if (!writing)
+                fprintf(f, "  Nothing is written: %s.\n", writes_reason ? writes_reason : "observe or dry-run mode");
         return 0;
 }

@@ -8,12 +8,14 @@
 #include "observe.h"
 #include "policy.h"
 
-/* {"dirty_bytes": {"current", "desired", "reason", "original"}, ...}; d and a may be NULL. */
+/* The knob object (doc/protocol.md): {"knob", "unit", "supported", "current", "desired", "policy",
+ * "reason", "clamp", "original": {"file", "value", "unit"}|null, "state", "note"}. */
+/* {"dirty_bytes": KNOB, ...}; d and a may be NULL. */
 json_object *explain_global_json(const sample *s, const decision *d, const actuator *a);
-/* {"managed", "active", "bw_estimate_bytes_per_s", "knobs": {"max_bytes": {...}, ...}} */
-json_object *explain_device_json(const bdi_device *dev, const device_decision *dd, const actuator *a);
+/* {"managed", "active", "bw_estimate_bytes_per_s", "knobs": {"max_bytes": KNOB, ...}} */
+json_object *explain_device_json(const sample *s, const bdi_device *dev, const device_decision *dd, const actuator *a);
 /* The decision for one bdi, or NULL. */
 const device_decision *explain_find_decision(const decision *d, const char *bdi);
 /* The reasoning in sentences, for `wbtunectl explain DEV`. */
 int explain_device_text(FILE *f, const sample *s, const decision *d, const bdi_device *dev,
-                        const device_decision *dd, const actuator *a, bool applying);
+                        const device_decision *dd, const actuator *a, bool writing, const char *writes_reason);

@@ -3,6 +3,7 @@
 #include "explain.h"
 #include "log.h"
 #include "report.h"
+#include "savedfile.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -17,12 +18,32 @@ static int manager_attribution_start(manager *m);
 static void manager_attribution_stop(manager *m);
 static void manager_notify_status(manager *m);
 static const char *manager_mode(const manager *m);
+static void manager_recover(manager *m);
 
-static bool manager_applying(const manager *m) {
-        return !m->dry_run && m->mode == POLICY_MODE_AUTO;
+bool manager_writes_knobs(const manager *m, const char **ret_reason) {
+        static char refused[160];
+        const char *reason = NULL;
+        knob_id k;
+        int error;
+
+        if (m->dry_run)
+                reason = "dry-run: nothing is written";
+        else if (m->mode != POLICY_MODE_AUTO)
+                reason = m->config.mode == POLICY_MODE_AUTO ? "observing after `wbtunectl restore`, until a reload"
+                                                            : "mode = observe in the configuration";
+        else if (m->saved_refused)
+                reason = "the saved file of a previous run was not trusted (see the log); remove it and reload";
+        else if (m->actuator && actuator_refused(m->actuator, &k, &error)) {
+                snprintf(refused, sizeof refused, "the kernel refuses writes to vm.%s (%s): observing only",
+                         knob_name(k), strerror(-error));
+                reason = refused;
+        }
+        if (ret_reason)
+                *ret_reason = reason ? reason : "auto: knobs are written";
+        return !reason;
 }
 
-/* decide on every tick, so observe mode shows what auto would do; write only in auto */
+/* decide on every tick, so observe mode shows what auto would do; write only when allowed */
 static void manager_decide_and_act(manager *m) {
         decision next;
         int r;
@@ -36,19 +57,25 @@ static void manager_decide_and_act(manager *m) {
         m->decision = next;
         m->have_decision = true;
 
-        if (manager_applying(m)) {
+        if (manager_writes_knobs(m, NULL)) {
                 r = actuator_apply(m->actuator, &m->current, &m->decision);
                 if (r < 0)
                         log_debug_errno(r, "Some knobs could not be applied this tick: %m");
+                /* a global knob turned out read-only: stop tuning, put back what was changed */
+                if (!manager_writes_knobs(m, NULL) && actuator_dirty(m->actuator)) {
+                        r = actuator_restore_all(m->actuator);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to restore every knob: %m");
+                }
         } else if (m->dry_run && m->print_ticks) {
-                _cleanup_fclose_ FILE *plan = NULL;
+                _cleanup_fclose_ FILE *would = NULL;
                 char *buf = NULL;
                 size_t size = 0;
 
                 /* show what auto mode would write, without writing */
-                plan = open_memstream(&buf, &size);
-                if (plan && actuator_plan(m->actuator, &m->current, &m->decision, plan) >= 0) {
-                        fclose(TAKE_PTR(plan));
+                would = open_memstream(&buf, &size);
+                if (would && actuator_plan(m->actuator, &m->current, &m->decision, would) >= 0) {
+                        fclose(TAKE_PTR(would));
                         if (size > 0)
                                 printf("would write:\n%s", buf);
                 }
@@ -104,6 +131,7 @@ static int on_hangup(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 int manager_reload(manager *m, FILE *err) {
         config next;
+        size_t n;
         int r;
 
         sd_notify(false, "RELOADING=1");
@@ -135,7 +163,13 @@ int manager_reload(manager *m, FILE *err) {
                         log_warning_errno(r, "Failed to restart throttle attribution: %m");
         }
         log_set_max_level(m->config.log_level);
-        if (!manager_applying(m) && actuator_dirty(m->actuator)) {
+        n = actuator_release_overrides(m->actuator);
+        if (n > 0)
+                log_notice("Handed %zu knob(s) set by hand back to the daemon; what was set is restored at stop.", n);
+        /* a saved file that was refused: try again, the admin may have removed or fixed it */
+        if (m->saved_refused && !m->dry_run)
+                manager_recover(m);
+        if (!manager_writes_knobs(m, NULL) && actuator_dirty(m->actuator)) {
                 r = actuator_restore_all(m->actuator);
                 if (r < 0)
                         log_warning_errno(r, "Failed to restore every knob after leaving auto mode: %m");
@@ -145,10 +179,30 @@ int manager_reload(manager *m, FILE *err) {
         return 0;
 }
 
+/* What the daemon does now: "auto" only while it really writes knobs. */
 static const char *manager_mode(const manager *m) {
         if (m->dry_run)
                 return "dry-run";
-        return m->mode == POLICY_MODE_AUTO ? "auto" : "observe";
+        return manager_writes_knobs(m, NULL) ? "auto" : "observe";
+}
+
+static json_object *writes_status_json(const manager *m) {
+        json_object *o = json_object_new_object();
+        actuator_stats st;
+        const char *reason;
+        bool on = manager_writes_knobs(m, &reason);
+
+        actuator_get_stats(m->actuator, now_usec(), &st);
+        json_object_object_add(o, "enabled", json_object_new_boolean(on));
+        json_object_object_add(o, "reason", json_object_new_string(reason));
+        json_object_object_add(o, "total", json_object_new_uint64(st.writes_total));
+        json_object_object_add(o, "last_minute", json_object_new_uint64(st.writes_last_minute));
+        json_object_object_add(o, "overrides_total", json_object_new_uint64(st.overrides_total));
+        json_object_object_add(o, "failures_total", json_object_new_uint64(st.failures_total));
+        json_object_object_add(o, "saved_file", json_object_new_string(m->saved_path));
+        json_object_object_add(o, "saved_file_refused",
+                               m->saved_refused ? json_object_new_string(m->saved_refused) : NULL);
+        return o;
 }
 
 int manager_restore(manager *m) {
@@ -207,6 +261,7 @@ static int verb_status(void *userdata, json_object *request, json_object **reply
         json_object_object_add(o, "attribution", attribution_status_json(m->attribution));
         json_object_object_add(o, "history", history_status_json(m));
         json_object_object_add(o, "hotplug", hotplug_status_json(m));
+        json_object_object_add(o, "writes", writes_status_json(m));
         *reply = o;
         return 0;
 }
@@ -228,7 +283,7 @@ static const device_decision *decision_for(const manager *m, const bdi_device *d
 static json_object *device_json(manager *m, const bdi_device *d) {
         json_object *o = report_device(d);
 
-        json_object_object_add(o, "tuning", explain_device_json(d, decision_for(m, d), m->actuator));
+        json_object_object_add(o, "tuning", explain_device_json(&m->current, d, decision_for(m, d), m->actuator));
         return o;
 }
 
@@ -282,8 +337,10 @@ static int verb_explain(void *userdata, json_object *request, json_object **repl
         _cleanup_fclose_ FILE *f = NULL;
         const bdi_device *d;
         json_object *o;
+        const char *writes_reason;
         char *text = NULL;
         size_t size = 0;
+        bool writing;
         int r;
 
         r = request_device(m, request, "explain", &d, error);
@@ -292,8 +349,9 @@ static int verb_explain(void *userdata, json_object *request, json_object **repl
         f = open_memstream(&text, &size);
         if (!f)
                 return -ENOMEM;
+        writing = manager_writes_knobs(m, &writes_reason);
         explain_device_text(f, &m->current, m->have_decision ? &m->decision : NULL, d, decision_for(m, d),
-                            m->actuator, manager_applying(m));
+                            m->actuator, writing, writes_reason);
         fclose(TAKE_PTR(f));
         o = json_object_new_object();
         json_object_object_add(o, "bdi", json_object_new_string(d->bdi));
@@ -556,12 +614,10 @@ int manager_new(const manager_options *o, const config *c, manager **ret) {
         m->dry_run = o->dry_run;
         m->print_ticks = o->print_ticks;
         m->mode = c->mode;
-        {
-                /* the saved originals live beside the socket: /run/wbtuned/saved by default */
-                _cleanup_free_ char *dir = xstrdup(m->socket_path);
-                if (asprintf(&m->saved_path, "%s/saved", dirname(dir)) < 0)
-                        abort();
-        }
+        /* the saved originals live only in the daemon's own state directory, never beside a socket */
+        m->state_dir = xstrdup(o->state_dir ? o->state_dir : MANAGER_STATE_DIR);
+        if (asprintf(&m->saved_path, "%s/saved", m->state_dir) < 0)
+                abort();
         m->start_usec = now_usec();
         *ret = m;
         return 0;
@@ -579,6 +635,8 @@ manager *manager_free(manager *m) {
         decision_done(&m->decision);
         policy_state_done(&m->policy);
         free(m->saved_path);
+        free(m->state_dir);
+        free(m->saved_refused);
         observe_free(m->observe);
         sample_done(&m->current);
         sd_event_unref(m->event);
@@ -621,6 +679,23 @@ static void manager_hotplug_start(manager *m) {
         }
 }
 
+/* Put back what a crashed run left; a file that cannot be trusted stops tuning until it is dealt with. */
+static void manager_recover(manager *m) {
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        free(m->saved_refused);
+        m->saved_refused = NULL;
+        r = actuator_recover(m->actuator, &why);
+        if (r > 0)
+                log_notice("Restored the knobs a previous run left changed (%s).", m->saved_path);
+        else if (r == -EPERM || r == -EBADMSG) {
+                m->saved_refused = xstrdup(why ? why : strerror(-r));
+                log_error("Observing only until %s is removed and the daemon reloaded.", m->saved_path);
+        } else if (r < 0)
+                log_error_errno(r, "Failed to restore every knob listed in %s: %m", m->saved_path);
+}
+
 int manager_start(manager *m) {
         sigset_t mask;
         size_t capacity;
@@ -656,17 +731,17 @@ int manager_start(manager *m) {
         r = actuator_new(m->root, m->saved_path, NULL, &m->actuator);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the knob writer: %m");
-        if (access(m->saved_path, F_OK) == 0) {
-                if (m->dry_run)
+        if (m->dry_run) {
+                if (access(m->saved_path, F_OK) == 0)
                         log_warning("%s is left from a run that did not stop cleanly; not restoring it in dry-run mode.",
                                     m->saved_path);
-                else {
-                        r = actuator_recover(m->actuator);
-                        if (r < 0)
-                                log_error_errno(r, "Failed to restore every knob listed in %s: %m", m->saved_path);
-                        else
-                                log_notice("Restored the knobs a previous run left changed (%s).", m->saved_path);
-                }
+        } else {
+                _cleanup_free_ char *why = NULL;
+
+                r = saved_dir_check(m->state_dir, &why);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot keep the saved originals: %s.", why ? why : m->state_dir);
+                manager_recover(m);
         }
 
         r = observe_new(m->root, !m->root, &m->observe);

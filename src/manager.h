@@ -28,11 +28,13 @@ typedef struct manager {
         uint64_t n_ticks;
 
         policy_state policy;        /* what the policy carries between ticks */
-        decision decision;          /* the latest decision, shown by status/devices/explain */
+        decision decision;          /* the latest decision (after the guard), shown by status/devices/explain */
         bool have_decision;
-        actuator *actuator;         /* writes knobs only in auto mode without --dry-run */
+        actuator *actuator;         /* writes knobs only when manager_writes_knobs() says so */
         policy_mode mode;           /* the config's, until `wbtunectl restore` switches to observe */
-        char *saved_path;           /* originals of changed knobs, beside the socket */
+        char *state_dir;            /* the daemon's own state directory: /run/wbtuned */
+        char *saved_path;           /* originals of changed knobs: state_dir/saved */
+        char *saved_refused;        /* why the saved file of a previous run was not used; NULL if it was */
 
         attribution *attribution;   /* who dirties, who is throttled (off with a reason when it cannot work) */
         sd_event_source *trace_source;
@@ -50,9 +52,13 @@ typedef struct manager_options {
         const char *config_path;
         const char *root;
         const char *socket_path;    /* NULL: from the config */
+        const char *state_dir;      /* NULL: MANAGER_STATE_DIR */
         bool dry_run;
         bool print_ticks;
 } manager_options;
+
+/* The daemon's own state directory (the unit's RuntimeDirectory=); the saved originals live only here. */
+#define MANAGER_STATE_DIR "/run/wbtuned"
 
 /* Takes a loaded config. */
 int manager_new(const manager_options *o, const config *c, manager **ret);
@@ -63,5 +69,10 @@ int manager_start(manager *m);
 int manager_run(manager *m);
 /* Give every knob back its original value and stop tuning until the next reload. */
 int manager_restore(manager *m);
-/* Re-read the config; on error keep the running one. err receives the error lines (may be NULL). */
+/* Whether knobs are written now: not in dry-run, observe mode or after `restore`, and not while the
+ * kernel refuses the global knobs or a previous run's saved file could not be trusted. *ret_reason
+ * (may be NULL) says why not, or what is written. The one place this is decided. */
+bool manager_writes_knobs(const manager *m, const char **ret_reason);
+/* Re-read the config; on error keep the running one. err receives the error lines (may be NULL).
+ * Knobs someone else set are handed back to the daemon. */
 int manager_reload(manager *m, FILE *err);

@@ -20,20 +20,6 @@
 #define MIN_SUM_PERCENT 50                  /* all min_bytes together stay below half the limit */
 #define FAST_FLUSH_BELOW_BYTES (32 * MB)    /* tiny limits: wake the flusher every second */
 
-static const char *const knob_names[_KNOB_MAX] = {
-        [KNOB_DIRTY_BYTES] = "dirty_bytes",
-        [KNOB_DIRTY_BACKGROUND_BYTES] = "dirty_background_bytes",
-        [KNOB_DIRTY_WRITEBACK_CENTISECS] = "dirty_writeback_centisecs",
-        [KNOB_DIRTY_EXPIRE_CENTISECS] = "dirty_expire_centisecs",
-        [KNOB_MIN_BYTES] = "min_bytes",
-        [KNOB_MAX_BYTES] = "max_bytes",
-        [KNOB_STRICT_LIMIT] = "strict_limit",
-};
-
-const char *knob_name(knob_id k) {
-        return k < _KNOB_MAX ? knob_names[k] : "?";
-}
-
 static void want(knob_decision *k, uint64_t value, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static void want(knob_decision *k, uint64_t value, const char *format, ...) {
         va_list ap;
@@ -357,7 +343,8 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                 dd->bw_bytes_per_s = ds->bw_bytes_per_s;
                 dd->active = bdi_device_active(d);
                 if (dd->active) {
-                        demand_bytes += mul_div(ds->bw_bytes_per_s, device_backlog_ms(c, dc), 1000);
+                        dd->need_bytes = mul_div(ds->bw_bytes_per_s, device_backlog_ms(c, dc), 1000);
+                        demand_bytes += dd->need_bytes;
                         n_active++;
                 }
         }
@@ -371,6 +358,16 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                 if (out->devices[i].managed)
                         decide_device(dcs[i], c, &st->devices[i], limit, &out->devices[i]);
         scale_minimums(out, limit);
+        for (size_t i = 0; i < out->n_devices; i++) {
+                device_decision *dd = &out->devices[i];
+                const knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
+
+                dd->capped = dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].wanted && kstrict->wanted && kstrict->value;
+                for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
+                        dd->knobs[j].policy_value = dd->knobs[j].value;
+        }
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
+                out->global[k].policy_value = out->global[k].value;
         return 0;
 }
 

@@ -6,27 +6,16 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "knobs.h"
 #include "observe.h"
-
-/* Knobs the daemon may write. Global ones live in /proc/sys/vm, device ones in /sys/class/bdi/<bdi>/. */
-typedef enum knob_id {
-        KNOB_DIRTY_BYTES,
-        KNOB_DIRTY_BACKGROUND_BYTES,
-        KNOB_DIRTY_WRITEBACK_CENTISECS,
-        KNOB_DIRTY_EXPIRE_CENTISECS,
-        _KNOB_GLOBAL_MAX,
-        KNOB_MIN_BYTES = _KNOB_GLOBAL_MAX,
-        KNOB_MAX_BYTES,
-        KNOB_STRICT_LIMIT,
-        _KNOB_MAX,
-} knob_id;
-#define KNOB_DEVICE_FIRST KNOB_MIN_BYTES
-#define KNOB_DEVICE_COUNT (_KNOB_MAX - KNOB_DEVICE_FIRST)
 
 typedef struct knob_decision {
         bool wanted;               /* false: the policy has no opinion; leave/restore the original */
-        uint64_t value;            /* bytes, centisecs or 0/1 */
+        uint64_t value;            /* bytes, centisecs or 0/1: what is to be written (after the guard) */
+        uint64_t policy_value;     /* what the policy asked for, before the guard held it */
+        bool held;                 /* the guard held value away from policy_value */
         char reason[192];          /* for people: "bandwidth 8.1M/s x 2 s target" */
+        char held_reason[160];     /* the guard's words: "held at 700M: 618M is dirty or under writeback now" */
 } knob_decision;
 
 typedef struct device_decision {
@@ -34,6 +23,8 @@ typedef struct device_decision {
         bool managed;              /* false: excluded by config (manage = no) or never active */
         bool active;               /* wrote or held dirty data recently */
         uint64_t bw_bytes_per_s;   /* the bandwidth estimate the policy used */
+        uint64_t need_bytes;       /* the room it sized the device for: bandwidth x backlog target (active only) */
+        bool capped;               /* the policy caps it strictly: its own limit holds it, not the global one */
         knob_decision knobs[KNOB_DEVICE_COUNT];   /* index: knob - KNOB_DEVICE_FIRST */
 } device_decision;
 
@@ -75,5 +66,3 @@ int policy_decide(const sample *s, const config *c, policy_state *state, decisio
 
 void decision_done(decision *d);
 void policy_state_done(policy_state *s);
-
-const char *knob_name(knob_id k);   /* "dirty_bytes", "max_bytes", ... (the kernel file name) */

@@ -271,3 +271,20 @@ char *xstrdup(const char *s) {
                 abort();
         return p;
 }
+
+int grow_array(void **v, size_t *allocated, size_t n, size_t size) {
+        size_t next;
+        void *p;
+
+        if (n < *allocated)
+                return 0;
+        next = *allocated ? *allocated * 2 : 16;
+        if (next <= n)
+                next = n + 1;
+        p = reallocarray(*v, next, size);
+        if (!p)
+                return -ENOMEM;
+        *v = p;
+        *allocated = next;
+        return 0;
+}

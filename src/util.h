@@ -75,5 +75,8 @@ uint64_t now_usec(void);
 size_t search_sorted(const void *base, size_t n, size_t size, const void *key,
                      int (*cmp)(const void *key, const void *elem), bool *found);
 
+/* Make room for element n of an array of *allocated elements (doubling). 0 or -ENOMEM. */
+int grow_array(void **v, size_t *allocated, size_t n, size_t size);
+
 /* strdup that aborts on out-of-memory; we never run with half-made state. */
 char *xstrdup(const char *s);

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "log.h"
 #include "manager.h"
+#include "savedfile.h"
 #include "util.h"
 
 #include <getopt.h>
@@ -9,10 +10,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { ARG_SOCKET = 0x100, ARG_ROOT, ARG_DRY_RUN, ARG_CHECK_CONFIG, ARG_VERSION, ARG_QUIET };
+enum { ARG_SOCKET = 0x100, ARG_STATE_DIR, ARG_INSPECT_SAVED, ARG_ROOT, ARG_DRY_RUN, ARG_CHECK_CONFIG, ARG_VERSION, ARG_QUIET };
 
 static const char *arg_config = CONFIG_DEFAULT_PATH;
 static const char *arg_socket;
+static const char *arg_state_dir;
+static const char *arg_inspect_saved;
 static const char *arg_root;
 static bool arg_dry_run, arg_check_config, arg_quiet;
 
@@ -23,6 +26,11 @@ static void help(void) {
                "  -c --config FILE   configuration file (default %s,\n"
                "                     plus FILE.d/*.conf)\n"
                "     --socket PATH   control socket (default: the config's, %s)\n"
+               "     --state-dir DIR directory of the saved original knob values\n"
+               "                     (default %s; owned by root, writable by nobody else)\n"
+               "     --inspect-saved FILE\n"
+               "                     check a saved-originals file and print what it lists;\n"
+               "                     exit 0 if the daemon would trust it, 1 if not\n"
                "     --root DIR      read /proc and /sys under DIR (a fake tree, for tests);\n"
                "                     never mounts anything; implies --dry-run\n"
                "     --dry-run       observe and show what would be done; write no knob\n"
@@ -31,13 +39,15 @@ static void help(void) {
                "  -h --help          show this help\n"
                "     --version       show the version\n\n"
                "See wbtuned(8), wbtuned.conf(5) and wbtunectl(8).\n",
-               CONFIG_DEFAULT_PATH, CONFIG_DEFAULT_SOCKET);
+               CONFIG_DEFAULT_PATH, CONFIG_DEFAULT_SOCKET, MANAGER_STATE_DIR);
 }
 
 static int parse_argv(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "config",       required_argument, NULL, 'c' },
                 { "socket",       required_argument, NULL, ARG_SOCKET },
+                { "state-dir",    required_argument, NULL, ARG_STATE_DIR },
+                { "inspect-saved", required_argument, NULL, ARG_INSPECT_SAVED },
                 { "root",         required_argument, NULL, ARG_ROOT },
                 { "dry-run",      no_argument,       NULL, ARG_DRY_RUN },
                 { "check-config", no_argument,       NULL, ARG_CHECK_CONFIG },
@@ -58,6 +68,14 @@ static int parse_argv(int argc, char *argv[]) {
                         }
                         arg_socket = optarg;
                         break;
+                case ARG_STATE_DIR:
+                        if (optarg[0] != '/') {
+                                fprintf(stderr, "wbtuned: --state-dir %s: must be an absolute path\n", optarg);
+                                return -EINVAL;
+                        }
+                        arg_state_dir = optarg;
+                        break;
+                case ARG_INSPECT_SAVED: arg_inspect_saved = optarg; break;
                 case ARG_ROOT:
                         /* plain files cannot act like the kernel's knobs: never write into a fake tree */
                         arg_root = optarg;
@@ -106,6 +124,28 @@ static void drop_realtime_priority(void) {
         }
 }
 
+/* --inspect-saved: the verdict the daemon would reach at start, and the entries. */
+static int inspect_saved(const char *path) {
+        _cleanup_free_ saved_entry *entries = NULL;
+        _cleanup_free_ char *why = NULL;
+        long ps = sysconf(_SC_PAGESIZE);
+        size_t n = 0;
+        int r;
+
+        r = saved_file_read(path, ps > 0 ? (uint64_t) ps : 4096, &entries, &n, &why);
+        if (r == -ENOENT) {
+                fprintf(stderr, "%s: no such file: nothing to restore.\n", path);
+                return 1;
+        }
+        if (r < 0) {
+                fprintf(stderr, "%s is not trusted: it %s.\n", path, why ? why : strerror(-r));
+                return 1;
+        }
+        printf("%s: version %d, checksum valid, %zu knob(s):\n", path, SAVED_FILE_VERSION, n);
+        saved_entries_print(entries, n, stdout);
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         manager_options opts = {};
         manager *m = NULL;
@@ -116,6 +156,8 @@ int main(int argc, char *argv[]) {
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? 2 : 0;
+        if (arg_inspect_saved)
+                return inspect_saved(arg_inspect_saved);
 
         config_init(&cfg);
         r = config_load(arg_config, &cfg, arg_check_config ? stderr : NULL);
@@ -139,6 +181,7 @@ int main(int argc, char *argv[]) {
                 .config_path = arg_config,
                 .root = arg_root,
                 .socket_path = arg_socket,
+                .state_dir = arg_state_dir,
                 .dry_run = arg_dry_run,
                 /* print what we see only when run by hand: not under systemd */
                 .print_ticks = !arg_quiet && !getenv("JOURNAL_STREAM") && !getenv("NOTIFY_SOCKET"),

@@ -314,8 +314,25 @@ static int fake_write(void *userdata, const char *path, const char *value) {
         return r;
 }
 
+/* A file is read-only for good when a fault makes its writes fail with EROFS, EACCES or EPERM. */
+static int fake_writable(void *userdata, const char *path) {
+        fake_kernel *fk = userdata;
+        size_t plen = strlen(path);
+
+        for (size_t i = 0; i < fk->n_faults; i++) {
+                const fake_fault *f = &fk->faults[i];
+                size_t slen = strlen(f->suffix);
+
+                if (f->remaining == 0 || plen < slen || strcmp(path + plen - slen, f->suffix) != 0)
+                        continue;
+                if (f->error == EROFS || f->error == EACCES || f->error == EPERM)
+                        return -f->error;
+        }
+        return 0;
+}
+
 knob_io fake_kernel_io(fake_kernel *fk) {
-        return (knob_io) { .read = fake_read, .write = fake_write, .userdata = fk };
+        return (knob_io) { .read = fake_read, .write = fake_write, .writable = fake_writable, .userdata = fk };
 }
 
 /* ---- the write log -------------------------------------------------------------------- */

@@ -71,7 +71,8 @@ wait_for_line() {
 # sets $daemon and ctl(), stops it on exit and shows its stderr when the test fails.
 start_live_daemon() {
         printf '%s' "$1" > "$tmp/wbtuned.conf"
-        "$WBTUNED" -c "$tmp/wbtuned.conf" --socket "$tmp/ctl" --quiet > "$tmp/daemon.out" 2> "$tmp/daemon.err" < /dev/null &
+        "$WBTUNED" -c "$tmp/wbtuned.conf" --socket "$tmp/ctl" --state-dir "$tmp/state" --quiet \
+                > "$tmp/daemon.out" 2> "$tmp/daemon.err" < /dev/null &
         daemon=$!
         push_cleanup "stop_pid $daemon"
         push_cleanup '[[ $_exit_rc -ne 0 && $_exit_rc -ne 77 ]] && { echo "--- daemon stderr"; cat "$tmp/daemon.err"; }'

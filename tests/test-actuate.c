@@ -1,6 +1,7 @@
 /* Tests for the actuator against a simulated kernel: order of writes, save/restore, recovery, back-off. */
 #include "actuate.h"
 #include "fake-kernel.h"
+#include "savedfile.h"
 #include "log.h"
 #include "tap.h"
 #include "util.h"
@@ -146,21 +147,26 @@ static void test_apply_order_and_restore(void) {
         CHECK(log_before(fk, "7:1/max_bytes", "7:1/strict_limit"));
         CHECK_EQ_U64(fake_kernel_log_count(fk, "7:2/"), 0);
         CHECK(saved_exists());
-        CHECK(saved_contains("global dirty_ratio 20\n"));
-        CHECK(saved_contains("global dirty_bytes 0\n"));
-        CHECK(saved_contains("global dirty_background_ratio 10\n"));
-        CHECK(saved_contains("global dirty_expire_centisecs 3000\n"));
+        CHECK(saved_contains("\nwbtuned-saved 2\n"));
+        CHECK(saved_contains("global dirty_bytes original dirty_ratio 20 written dirty_bytes 419430400\n"));
+        CHECK(saved_contains("global dirty_background_bytes original dirty_background_ratio 10 written "
+                             "dirty_background_bytes 209715200\n"));
+        CHECK(saved_contains("global dirty_expire_centisecs original dirty_expire_centisecs 3000 written "
+                             "dirty_expire_centisecs 1500\n"));
         CHECK(!saved_contains("dirty_writeback_centisecs"));
-        CHECK(saved_contains("bdi 7:1 max_ratio_fine 1000000\n"));
-        CHECK(saved_contains("bdi 7:1 strict_limit 0\n"));
+        CHECK(saved_contains("bdi 7:1 max_bytes original max_ratio_fine 1000000 written max_ratio_fine 40000\n"));
+        CHECK(saved_contains("bdi 7:1 strict_limit original strict_limit 0 written strict_limit 1\n"));
+        CHECK(!saved_contains("pending"));
         CHECK(!saved_contains("7:2"));
 
-        CHECK(actuator_original(a, NULL, KNOB_DIRTY_BYTES, buf, sizeof buf));
-        CHECK_STREQ(buf, "ratio 20");
-        CHECK(actuator_original(a, "7:1", KNOB_MAX_BYTES, buf, sizeof buf));
-        CHECK_STREQ(buf, "1000000 ppm");
-        CHECK(!actuator_original(a, NULL, KNOB_DIRTY_WRITEBACK_CENTISECS, buf, sizeof buf));
-        CHECK(!actuator_original(a, "7:2", KNOB_MAX_BYTES, buf, sizeof buf));
+        CHECK(actuator_owner(a, NULL, KNOB_DIRTY_BYTES) && actuator_owner(a, NULL, KNOB_DIRTY_BYTES)->saved);
+        CHECK_STREQ(knob_setting_to_string(KNOB_DIRTY_BYTES, actuator_owner(a, NULL, KNOB_DIRTY_BYTES)->original,
+                                           buf, sizeof buf), "dirty_ratio 20");
+        CHECK(actuator_owner(a, "7:1", KNOB_MAX_BYTES) && actuator_owner(a, "7:1", KNOB_MAX_BYTES)->saved);
+        CHECK_STREQ(knob_setting_to_string(KNOB_MAX_BYTES, actuator_owner(a, "7:1", KNOB_MAX_BYTES)->original,
+                                           buf, sizeof buf), "max_ratio_fine 1000000");
+        CHECK(!actuator_owner(a, NULL, KNOB_DIRTY_WRITEBACK_CENTISECS)->saved);
+        CHECK(actuator_owner(a, "7:2", KNOB_MAX_BYTES) == NULL);
 
         printf("# nothing changes: no writes\n");
         n = fk->n_log;
@@ -178,9 +184,13 @@ static void test_apply_order_and_restore(void) {
         CHECK_EQ_U64(fake_kernel_log_count(fk, "vm/dirty_background_bytes"), 0);
         CHECK_EQ_U64(fake_kernel_log_count(fk, "7:1/strict_limit"), 0);
 
-        printf("# a small global change still rewrites the bytes (the stored ratio is stale)\n");
+        printf("# a small global change leaves a cap that still reads back within 1 %%; a larger one rewrites it\n");
         fake_kernel_log_clear(fk);
         want(&d.global[KNOB_DIRTY_BYTES], 804 * M, "a bit more");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "vm/dirty_bytes"), 1);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:1/max_bytes"), 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 840 * M, "more");
         CHECK(actuator_apply(a, &s, &d) == 0);
         CHECK_EQ_U64(fake_kernel_log_count(fk, "7:1/max_bytes"), 1);
 
@@ -233,7 +243,8 @@ static void test_apply_order_and_restore(void) {
         fake_kernel_log_dump(fk);
         CHECK(all_original(fk));
         CHECK(log_before(fk, "7:1/strict_limit 0", "7:1/max_ratio_fine"));
-        CHECK(log_before(fk, "7:1/", "vm/"));
+        /* one write order for apply and restore: globals, then devices */
+        CHECK(log_before(fk, "vm/", "7:1/"));
         CHECK_EQ_U64(fake_kernel_log_count(fk, "vm/dirty_bytes"), 0);   /* ratio mode comes back by the ratio */
         CHECK(fake_kernel_log_find(fk, "vm/dirty_ratio 20", 0) >= 0);
         CHECK(!saved_exists());
@@ -263,8 +274,8 @@ static void test_bytes_mode_original(void) {
         want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 150 * M, "x");
         CHECK(actuator_apply(a, &s, &d) == 0);
         CHECK_EQ_U64(fk->vm.dirty_bytes, 400 * M);
-        CHECK(actuator_original(a, NULL, KNOB_DIRTY_BYTES, buf, sizeof buf));
-        CHECK_STREQ(buf, "300M");
+        CHECK_STREQ(knob_setting_to_string(KNOB_DIRTY_BYTES, actuator_owner(a, NULL, KNOB_DIRTY_BYTES)->original,
+                                           buf, sizeof buf), "300M");
         CHECK(actuator_restore_all(a) == 0);
         CHECK_EQ_U64(fk->vm.dirty_bytes, 300 * M);
         CHECK_EQ_U64(fk->vm.dirty_ratio, 0);
@@ -419,25 +430,28 @@ static void test_backoff(void) {
         device_decision *dd;
         sample s = make_sample(fk, 10 * SEC);
 
-        printf("# a refused write is tried once, then not again for a while\n");
+        printf("# a failed write is tried once, then not again for a while, whatever value is wanted\n");
         CHECK(new_actuator(fk, &a) == 0);
-        fake_kernel_fail(fk, "/7:3/max_bytes", EROFS, -1);
+        fake_kernel_fail(fk, "/7:3/max_bytes", EBUSY, -1);
         dd = add_device(&d, "7:3");
         want(dk(dd, KNOB_MAX_BYTES), 16 * M, "cap");
         want(dk(dd, KNOB_STRICT_LIMIT), 1, "cap");
-        CHECK(actuator_apply(a, &s, &d) == -EROFS);
+        CHECK(actuator_apply(a, &s, &d) == -EBUSY);
         CHECK_EQ_U64(fake_kernel_log_count(fk, "7:3/max_bytes"), 1);
         CHECK_EQ_U64(fake_kernel_log_count(fk, "7:3/strict_limit"), 0);   /* no strict without the cap */
+        CHECK(!saved_contains("7:3 max_bytes"));                           /* never written: nothing to restore */
         for (int i = 1; i <= 5; i++) {
                 s.time_usec = (10 + (uint64_t) i) * SEC;
+                /* a value that changes every tick does not restart the attempts */
+                want(dk(dd, KNOB_MAX_BYTES), (16 + (uint64_t) i) * M, "cap");
                 CHECK(actuator_apply(a, &s, &d) == 0);
         }
         CHECK_EQ_U64(fake_kernel_log_count(fk, "7:3/max_bytes"), 1);
         s.time_usec = 71 * SEC;
-        CHECK(actuator_apply(a, &s, &d) == -EROFS);
+        CHECK(actuator_apply(a, &s, &d) == -EBUSY);
         CHECK_EQ_U64(fake_kernel_log_count(fk, "7:3/max_bytes"), 2);
-        printf("# a new wanted value is tried at once\n");
-        s.time_usec = 72 * SEC;
+        printf("# after the back-off, a write that works ends it\n");
+        s.time_usec = 132 * SEC;
         want(dk(dd, KNOB_MAX_BYTES), 12 * M, "cap");
         fake_kernel_fail(fk, NULL, 0, 0);
         CHECK(actuator_apply(a, &s, &d) == 0);
@@ -452,12 +466,116 @@ static void test_backoff(void) {
         CHECK_EQ_U64(fk->vm.writeback_centisecs, 500);
         CHECK_EQ_U64(fake_kernel_bdi(fk, "7:3")->strict, 0);
         CHECK(saved_exists());
-        CHECK(saved_contains("bdi 7:3 max_ratio_fine 1000000"));
+        CHECK(saved_contains("bdi 7:3 max_bytes original max_ratio_fine 1000000"));
         CHECK(!saved_contains("global"));
         fake_kernel_fail(fk, NULL, 0, 0);
         CHECK(actuator_restore_all(a) == 0);
         CHECK(all_original(fk));
         CHECK(!saved_exists());
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
+static void test_refused(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 2);
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd;
+        sample s = make_sample(fk, 10 * SEC);
+        knob_id k;
+        int error;
+
+        printf("# a read-only knob is found before any write, left alone, never saved, never retried\n");
+        CHECK(new_actuator(fk, &a) == 0);
+        fake_kernel_fail(fk, "/7:1/max_bytes", EROFS, -1);
+        dd = add_device(&d, "7:1");
+        want(dk(dd, KNOB_MAX_BYTES), 16 * M, "cap");
+        want(dk(dd, KNOB_STRICT_LIMIT), 1, "cap");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fk->n_log, 0);
+        CHECK(!saved_exists());
+        CHECK(actuator_owner(a, "7:1", KNOB_MAX_BYTES) && actuator_owner(a, "7:1", KNOB_MAX_BYTES)->refused == -EROFS);
+        for (int i = 1; i <= 3; i++) {
+                s.time_usec = (10 + 100 * (uint64_t) i) * SEC;
+                CHECK(actuator_apply(a, &s, &d) == 0);
+        }
+        CHECK_EQ_U64(fk->n_log, 0);
+        CHECK(!actuator_refused(a, NULL, NULL));
+
+        printf("# a read-only global knob: the actuator says so; nothing was written or saved\n");
+        fake_kernel_fail(fk, "/vm/dirty_bytes", EROFS, -1);
+        want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "x");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(actuator_refused(a, &k, &error));
+        CHECK_EQ_U64(k, KNOB_DIRTY_BYTES);
+        CHECK(error == -EROFS);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "vm/dirty_bytes"), 0);
+        CHECK(!saved_exists());
+        CHECK(!actuator_dirty(a));
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK(all_original(fk));
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
+static void test_override(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 2);
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd;
+        sample s = make_sample(fk, 1 * SEC);
+        size_t n;
+
+        printf("# a knob changed by hand after our write is left alone, and not restored\n");
+        CHECK(new_actuator(fk, &a) == 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "x");
+        want(&d.global[KNOB_DIRTY_EXPIRE_CENTISECS], 1500, "x");
+        dd = add_device(&d, "7:1");
+        want(dk(dd, KNOB_MAX_BYTES), 16 * M, "cap");
+        want(dk(dd, KNOB_STRICT_LIMIT), 1, "cap");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        /* the admin: vm.dirty_bytes by hand, and 7:1's cap raised */
+        fk->vm.dirty_bytes = 900 * M;
+        fk->vm.dirty_ratio = 0;
+        fake_kernel_bdi(fk, "7:1")->max_ppm = 500000;
+        fake_kernel_log_clear(fk);
+        s.time_usec = 2 * SEC;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        fake_kernel_log_dump(fk);
+        CHECK_EQ_U64(fk->n_log, 0);
+        CHECK(actuator_owner(a, NULL, KNOB_DIRTY_BYTES)->overridden);
+        CHECK(actuator_owner(a, "7:1", KNOB_MAX_BYTES)->overridden);
+        CHECK(!actuator_owner(a, "7:1", KNOB_STRICT_LIMIT)->overridden);
+        CHECK(!saved_contains("dirty_bytes"));
+        CHECK(!saved_contains("7:1 max_bytes"));
+        CHECK(saved_contains("7:1 strict_limit"));
+        s.time_usec = 3 * SEC;
+        want(&d.global[KNOB_DIRTY_BYTES], 300 * M, "x");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fk->vm.dirty_bytes, 900 * M);
+
+        printf("# at restore the hand-set values stay; the rest goes back\n");
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK_EQ_U64(fk->vm.dirty_bytes, 900 * M);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 500000);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->strict, 0);
+        CHECK_EQ_U64(fk->vm.expire_centisecs, 3000);
+        CHECK(!saved_exists());
+
+        printf("# handed back: managed again, and what the admin set is the original\n");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        fk->vm.dirty_bytes = 700 * M;
+        s.time_usec = 4 * SEC;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(actuator_owner(a, NULL, KNOB_DIRTY_BYTES)->overridden);
+        CHECK(actuator_release_overrides(a) >= 1);
+        n = fake_kernel_log_count(fk, "vm/dirty_bytes");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "vm/dirty_bytes"), n + 1);
+        CHECK_EQ_U64(fk->vm.dirty_bytes, 300 * M);
+        CHECK(saved_contains("global dirty_bytes original dirty_bytes 734003200 "));
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK_EQ_U64(fk->vm.dirty_bytes, 700 * M);
         actuator_free(a);
         fake_kernel_free(fk);
 }
@@ -468,7 +586,6 @@ static void test_vanished(void) {
         decision d = empty_decision();
         device_decision *dd;
         sample s = make_sample(fk, 1 * SEC);
-        char buf[64];
         size_t n;
 
         printf("# a device that vanishes is forgotten silently\n");
@@ -483,7 +600,7 @@ static void test_vanished(void) {
         s = make_sample(fk, 2 * SEC);
         want(dk(&d.devices[0], KNOB_MAX_BYTES), 8 * M, "cap");   /* the decision still lists it */
         CHECK(actuator_apply(a, &s, &d) == 0);
-        CHECK(!actuator_original(a, "7:2", KNOB_MAX_BYTES, buf, sizeof buf));
+        CHECK(actuator_owner(a, "7:2", KNOB_MAX_BYTES) == NULL);
         CHECK(!saved_contains("bdi 7:2 "));
         CHECK(saved_contains("bdi 7:3 "));
 
@@ -496,7 +613,7 @@ static void test_vanished(void) {
         CHECK_EQ_U64(fake_kernel_bdi(fk, "7:3")->max_ppm, FAKE_PPM_FULL);
         CHECK(fk->n_log > n);
         CHECK(!saved_exists());
-        CHECK(!actuator_original(a, "7:3", KNOB_MAX_BYTES, buf, sizeof buf));
+        CHECK(actuator_owner(a, "7:3", KNOB_MAX_BYTES) == NULL);
         n = fk->n_log;
         CHECK(actuator_apply(a, &s, &d) == 0);
         CHECK_EQ_U64(fk->n_log, n);
@@ -544,17 +661,28 @@ static void test_vanished_keeps_others(void) {
         fake_kernel_free(fk);
 }
 
+static void write_file(const char *text) {
+        FILE *f = fopen(saved_path, "w");
+
+        CHECK(f != NULL);
+        if (f) {
+                fputs(text, f);
+                fclose(f);
+        }
+}
+
 static void test_recover(void) {
         fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 4);
         actuator *a;
         decision d = empty_decision();
         device_decision *dd;
         sample s = make_sample(fk, 1 * SEC);
-        FILE *f;
+        _cleanup_free_ char *good = NULL;
+        char *why = NULL;
 
         printf("# recover after a crash: a new actuator restores what the old one saved\n");
         CHECK(new_actuator(fk, &a) == 0);
-        CHECK(actuator_recover(a) == 0);
+        CHECK(actuator_recover(a, NULL) == 0);
         want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "x");
         want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 100 * M, "x");
         want(&d.global[KNOB_DIRTY_WRITEBACK_CENTISECS], 100, "x");
@@ -566,47 +694,100 @@ static void test_recover(void) {
         CHECK(!all_original(fk));
         actuator_free(a);   /* "crash": no restore */
         CHECK(saved_exists());
+        CHECK(read_file_full(saved_path, &good, NULL) >= 0);
         CHECK(new_actuator(fk, &a) == 0);
         fake_kernel_log_clear(fk);
-        CHECK(actuator_recover(a) == 1);
+        CHECK(actuator_recover(a, NULL) == 1);
         fake_kernel_log_dump(fk);
         CHECK(all_original(fk));
         CHECK(!log_has_errors(fk));
         CHECK(log_before(fk, "7:0/strict_limit 0", "7:0/max_ratio_fine"));
         CHECK(!saved_exists());
-        CHECK(actuator_recover(a) == 0);
+        CHECK(actuator_recover(a, NULL) == 0);
         actuator_free(a);
 
-        printf("# a corrupt saved file: what parses is restored\n");
+        printf("# a knob someone changed after the crash is left as they set it\n");
+        CHECK(new_actuator(fk, &a) == 0);
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        actuator_free(a);
+        fk->vm.expire_centisecs = 700;   /* neither the original 3000 nor anything we wrote */
+        fk->vm.writeback_centisecs = 250;
+        CHECK(new_actuator(fk, &a) == 0);
+        CHECK(actuator_recover(a, NULL) == 1);
+        CHECK_EQ_U64(fk->vm.writeback_centisecs, 250);
+        CHECK_EQ_U64(fk->vm.dirty_ratio, 20);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->strict, 0);
+        CHECK(!saved_exists());
+        fk->vm.expire_centisecs = 3000;
+        fk->vm.writeback_centisecs = 500;
+        actuator_free(a);
+
+        printf("# a crash between recording a write and making it, or just after it: restored either way\n");
+        for (int landed = 0; landed < 2; landed++) {
+                saved_entry e = { .knob = KNOB_DIRTY_BYTES, .original = { KNOB_FORM_RATIO, 20 },
+                                  .written = true, .written_setting = { KNOB_FORM_SELF, 300 * M },
+                                  .pending = true, .pending_setting = { KNOB_FORM_SELF, 400 * M } };
+                fk->vm.dirty_bytes = landed ? 400 * M : 300 * M;
+                fk->vm.dirty_ratio = 0;
+                CHECK(saved_file_write(saved_path, &e, 1) == 0);
+                CHECK(new_actuator(fk, &a) == 0);
+                CHECK(actuator_recover(a, NULL) == 1);
+                CHECK_EQ_U64(fk->vm.dirty_bytes, 0);
+                CHECK_EQ_U64(fk->vm.dirty_ratio, 20);
+                CHECK(!saved_exists());
+                actuator_free(a);
+        }
+        printf("# a wrong checksum is refused\n");
         fk->vm.dirty_bytes = 400 * M;
         fk->vm.dirty_ratio = 0;
-        fk->vm.expire_centisecs = 100;
-        fake_kernel_bdi(fk, "7:1")->max_ppm = 40000;
-        fake_kernel_bdi(fk, "7:1")->strict = 1;
-        f = fopen(saved_path, "w");
-        CHECK(f != NULL);
-        if (f) {
-                fputs("# wbtuned\nglobal dirty_bytes 0\ngarbage line here\nglobal dirty_ratio 20\n"
-                      "global dirty_ratio 400\nglobal dirty_expire_centisecs 3000\nbdi 7:1 max_ratio_fine x\n"
-                      "bdi 7:1 max_ratio_fine 1000000\nbdi ../../etc max_ratio_fine 1\nbdi 7:1 strict_limit 0\n"
-                      "bdi 7:1 bogus 1\nglobal dirty_bytes 1\n\x01\x02\nbdi 7:9 max_ratio_fine 1000000\nbdi 7:1 strict_li",
-                      f);
-                fclose(f);
-        }
+        write_file("wbtuned-saved 2\nglobal dirty_bytes original dirty_ratio 20 written dirty_bytes 419430400\n"
+                   "checksum fnv1a64 0000000000000000\n");
         CHECK(new_actuator(fk, &a) == 0);
-        CHECK(actuator_recover(a) == 1);
-        CHECK(all_original(fk));
-        CHECK(!saved_exists());
+        CHECK(actuator_recover(a, &why) == -EBADMSG);
+        CHECK(why && strstr(why, "checksum"));
+        free(why);
+        why = NULL;
+        CHECK_EQ_U64(fk->vm.dirty_bytes, 400 * M);
         actuator_free(a);
 
-        printf("# an empty saved file\n");
-        f = fopen(saved_path, "w");
-        if (f)
-                fclose(f);
-        CHECK(new_actuator(fk, &a) == 0);
-        CHECK(actuator_recover(a) == 1);
-        CHECK(!saved_exists());
-        actuator_free(a);
+        printf("# a damaged or unknown saved file: refused whole, nothing is written\n");
+        fk->vm.dirty_bytes = 400 * M;
+        fk->vm.dirty_ratio = 0;
+        fake_kernel_bdi(fk, "7:1")->max_ppm = 40000;
+        fake_kernel_bdi(fk, "7:1")->strict = 1;
+        static const char *const bad[] = {
+                "# wbtuned\nglobal dirty_bytes 0\nglobal dirty_ratio 20\n",                 /* version 1 */
+                "wbtuned-saved 3\nchecksum fnv1a64 0000000000000000\n",                      /* unknown version */
+                "",                                                                          /* empty */
+                "wbtuned-saved 2\nglobal dirty_bytes original dirty_ratio 20\n",             /* cut: no checksum */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                write_file(bad[i]);
+                fake_kernel_log_clear(fk);
+                CHECK(new_actuator(fk, &a) == 0);
+                CHECK(actuator_recover(a, &why) == -EBADMSG);
+                printf("# refused: %s\n", why ? why : "(no reason)");
+                CHECK(why != NULL);
+                free(why);
+                why = NULL;
+                CHECK_EQ_U64(fk->n_log, 0);
+                CHECK(saved_exists());     /* kept for the admin to inspect */
+                actuator_free(a);
+        }
+        /* one flipped byte in a good file */
+        if (good) {
+                char *p = strstr(good, "original");
+                if (p)
+                        p[0] = 'O';
+                write_file(good);
+                CHECK(new_actuator(fk, &a) == 0);
+                CHECK(actuator_recover(a, &why) == -EBADMSG);
+                free(why);
+                why = NULL;
+                CHECK_EQ_U64(fk->n_log, 0);
+                actuator_free(a);
+        }
+        unlink(saved_path);
         fake_kernel_free(fk);
 }
 
@@ -616,9 +797,8 @@ static void test_old_kernel(void) {
         decision d = empty_decision();
         device_decision *dd;
         sample s;
-        FILE *f;
 
-        printf("# a kernel without *_fine/*_bytes/strict_limit: no bytes caps, percent originals\n");
+        printf("# a kernel without *_fine/*_bytes/strict_limit: caps as whole percents, no strict, percent originals\n");
         fake_kernel_bdi(fk, "7:1")->fine = false;
         s = make_sample(fk, 1 * SEC);
         CHECK(new_actuator(fk, &a) == 0);
@@ -626,21 +806,25 @@ static void test_old_kernel(void) {
         want(dk(dd, KNOB_MAX_BYTES), 16 * M, "cap");
         want(dk(dd, KNOB_STRICT_LIMIT), 1, "cap");
         CHECK(actuator_apply(a, &s, &d) == 0);
-        CHECK_EQ_U64(fk->n_log, 0);
-        CHECK(!saved_exists());
-        actuator_free(a);
-
-        fake_kernel_bdi(fk, "7:1")->max_ppm = 300000;
-        f = fopen(saved_path, "w");
-        if (f) {
-                fputs("bdi 7:1 min_ratio 0\nbdi 7:1 max_ratio 50\n", f);
-                fclose(f);
-        }
-        CHECK(new_actuator(fk, &a) == 0);
-        CHECK(actuator_recover(a) == 1);
-        CHECK(fake_kernel_log_find(fk, "7:1/max_ratio 50", 0) >= 0);
-        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 500000);
+        fake_kernel_log_dump(fk);
+        /* 16M of a 781M limit is 2.05 %: rounded up, never below what was asked */
+        CHECK(fake_kernel_log_find(fk, "7:1/max_ratio 3", 0) >= 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:1/strict_limit"), 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:1/max_bytes"), 0);
+        CHECK(saved_contains("bdi 7:1 max_bytes original max_ratio 100 written max_ratio 3\n"));
         CHECK(!log_has_errors(fk));
+        fake_kernel_log_clear(fk);
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fk->n_log, 0);
+
+        printf("# ... and recovered after a crash\n");
+        actuator_free(a);
+        CHECK(new_actuator(fk, &a) == 0);
+        CHECK(actuator_recover(a, NULL) == 1);
+        CHECK(fake_kernel_log_find(fk, "7:1/max_ratio 100", 0) >= 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, FAKE_PPM_FULL);
+        CHECK(!log_has_errors(fk));
+        CHECK(!saved_exists());
         actuator_free(a);
         fake_kernel_free(fk);
 }
@@ -746,7 +930,7 @@ static int test_live(const char *bdi) {
 
         printf("# live: dirty_bytes 400M, %s max_bytes 16M + strict_limit\n", bdi);
         CHECK(actuator_new(NULL, saved_path, &io, &a) == 0);
-        CHECK(actuator_recover(a) == 0);
+        CHECK(actuator_recover(a, NULL) == 0);
         want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "live test");
         dd = add_device(&d, bdi);
         want(dk(dd, KNOB_MAX_BYTES), 16 * M, "live test");
@@ -776,7 +960,7 @@ static int test_live(const char *bdi) {
         CHECK(actuator_apply(a, &s, &d) == 0);
         actuator_free(a);
         CHECK(actuator_new(NULL, saved_path, &io, &a) == 0);
-        CHECK(actuator_recover(a) == 1);
+        CHECK(actuator_recover(a, NULL) == 1);
         for (size_t i = 0; i < ELEMENTSOF(vm_files); i++)
                 CHECK_EQ_U64(live_read(NULL, vm_files[i]), vm_before[i]);
         for (size_t i = 0; i < ELEMENTSOF(bdi_files); i++)
@@ -795,7 +979,6 @@ static void test_many_devices_any_order(void) {
         decision d = empty_decision();
         sample s = make_sample(fk, 1 * SEC);
         _cleanup_free_ char *buf = NULL;
-        char orig[64];
         size_t n;
 
         printf("# devices added out of order are each found again, saved in name order\n");
@@ -804,10 +987,10 @@ static void test_many_devices_any_order(void) {
                 want(dk(add_device(&d, order[i]), KNOB_MAX_BYTES), 16 * M, "cap");
         CHECK(actuator_apply(a, &s, &d) == 0);
         for (size_t i = 0; i < ELEMENTSOF(order); i++) {
-                CHECK(actuator_original(a, order[i], KNOB_MAX_BYTES, orig, sizeof orig));
+                CHECK(actuator_owner(a, order[i], KNOB_MAX_BYTES) && actuator_owner(a, order[i], KNOB_MAX_BYTES)->saved);
                 CHECK(fake_kernel_bdi(fk, order[i])->max_ppm < FAKE_PPM_FULL);
         }
-        CHECK(!actuator_original(a, "7:2", KNOB_MAX_BYTES, orig, sizeof orig));
+        CHECK(actuator_owner(a, "7:2", KNOB_MAX_BYTES) == NULL);
         CHECK(read_file_full(saved_path, &buf, NULL) >= 0);
         CHECK(buf && strstr(buf, "bdi 7:0 ") < strstr(buf, "bdi 7:1 ") &&
               strstr(buf, "bdi 7:1 ") < strstr(buf, "bdi 7:10 ") && strstr(buf, "bdi 7:10 ") < strstr(buf, "bdi 7:3 ") &&
@@ -821,8 +1004,8 @@ static void test_many_devices_any_order(void) {
         d.n_devices = 4;
         CHECK(actuator_apply(a, &s, &d) == 0);
         CHECK_EQ_U64(fake_kernel_bdi(fk, "7:10")->max_ppm, FAKE_PPM_FULL);
-        CHECK(!actuator_original(a, "7:10", KNOB_MAX_BYTES, orig, sizeof orig));
-        CHECK(actuator_original(a, "7:7", KNOB_MAX_BYTES, orig, sizeof orig));
+        CHECK(actuator_owner(a, "7:10", KNOB_MAX_BYTES) == NULL);
+        CHECK(actuator_owner(a, "7:7", KNOB_MAX_BYTES) && actuator_owner(a, "7:7", KNOB_MAX_BYTES)->saved);
         CHECK(fake_kernel_bdi(fk, "7:7")->max_ppm < FAKE_PPM_FULL);
 
         CHECK(actuator_restore_all(a) == 0);
@@ -841,6 +1024,10 @@ int main(int argc, char **argv) {
                 perror("mkdtemp");
                 return EXIT_FAILURE;
         }
+        snprintf(saved_path, sizeof saved_path, "%s/run", tmpdir);
+        (void) mkdir(saved_path, 0755);
+        snprintf(saved_path, sizeof saved_path, "%s/run/wbtuned", tmpdir);
+        (void) mkdir(saved_path, 0755);
         snprintf(saved_path, sizeof saved_path, "%s/run/wbtuned/saved", tmpdir);
 
         if (argc == 3 && strcmp(argv[1], "--live") == 0) {
@@ -852,6 +1039,8 @@ int main(int argc, char **argv) {
                 test_min_max_order();
                 test_min_sum();
                 test_backoff();
+                test_refused();
+                test_override();
                 test_vanished();
                 test_vanished_keeps_others();
                 test_many_devices_any_order();

@@ -72,7 +72,7 @@ EOF
 
 daemon=
 start_daemon() {
-        "$WBTUNED" --socket "$tmp/run/ctl" -c "$tmp/wbtuned.conf" --quiet >> "$tmp/daemon.out" 2>> "$tmp/daemon.err" < /dev/null &
+        "$WBTUNED" --socket "$tmp/run/ctl" --state-dir "$tmp/run" -c "$tmp/wbtuned.conf" --quiet >> "$tmp/daemon.out" 2>> "$tmp/daemon.err" < /dev/null &
         daemon=$!
         # a killed daemon leaves its socket file behind: wait for this one to answer
         wait_until 10 "$WBTUNECTL" --socket "$tmp/run/ctl" status > /dev/null 2>&1 ||

@@ -78,7 +78,7 @@ tick = 200ms
 [policy]
 mode = observe
 EOF
-"$WBTUNED" --socket "$tmp/ctl" -c "$tmp/wbtuned.conf" --quiet > "$tmp/daemon.out" 2> "$tmp/daemon.err" < /dev/null &
+"$WBTUNED" --socket "$tmp/ctl" --state-dir "$tmp/state" -c "$tmp/wbtuned.conf" --quiet > "$tmp/daemon.out" 2> "$tmp/daemon.err" < /dev/null &
 daemon=$!
 push_cleanup "stop_pid $daemon"
 push_cleanup '[[ $_exit_rc -ne 0 && -s $tmp/daemon.err ]] && { echo "--- daemon stderr"; cat "$tmp/daemon.err"; }'

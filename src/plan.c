@@ -1,0 +1,409 @@
+/* The write plan: from the knobs as they are, what is wanted and what the daemon owns, the ordered
+ * list of knob writes. Pure: no I/O, no clock, no logging. */
+#include "plan.h"
+#include "util.h"
+
+#include <string.h>
+
+/* Headroom left under 100 % when the sum of min ratios must be shrunk (rounding, limit drift). */
+#define MIN_SUM_MARGIN_PPM (KNOB_PPM_FULL / 200)
+/* A device's bytes read back through a ratio of the limit: within 1 % and a page it is already set. */
+#define BYTES_TOLERANCE_PERCENT 1
+
+typedef struct op_list {
+        plan_op *v;
+        size_t n, allocated;
+} op_list;
+
+typedef struct note_list {
+        plan_note *v;
+        size_t n, allocated;
+} note_list;
+
+static int add_op(op_list *l, const plan_op *o) {
+        if (grow_array((void **) &l->v, &l->allocated, l->n, sizeof *l->v) < 0)
+                return -ENOMEM;
+        l->v[l->n++] = *o;
+        return 0;
+}
+
+static int add_note(note_list *l, plan_note_kind kind, size_t device, knob_id k, knob_setting s) {
+        if (grow_array((void **) &l->v, &l->allocated, l->n, sizeof *l->v) < 0)
+                return -ENOMEM;
+        l->v[l->n++] = (plan_note) { .kind = kind, .device = device, .knob = k, .setting = s };
+        return 0;
+}
+
+knob_target plan_target(bool wanted, uint64_t value, const char *reason, const knob_owner *owner, bool restore_all) {
+        if (owner && (owner->overridden || owner->refused))
+                return (knob_target) { TARGET_NONE, 0, NULL };
+        if (wanted && !restore_all)
+                return (knob_target) { TARGET_VALUE, value, reason };
+        if (owner && owner->saved && owner->written)
+                return (knob_target) { TARGET_RESTORE, 0,
+                                       restore_all ? "restoring the original" : "no longer wanted, restoring the original" };
+        return (knob_target) { TARGET_NONE, 0, NULL };
+}
+
+bool plan_overridden(const knob_now *now, const knob_owner *owner) {
+        return owner && owner->written && !owner->overridden && now->readable &&
+               !knob_setting_equal(now->setting, owner->ours);
+}
+
+/* ---- globals ------------------------------------------------------------------------------ */
+
+/* The write for one global knob, or false if the kernel already has it. */
+static bool plan_global(const plan_input *in, knob_id k, plan_op *o) {
+        const knob_now *now = &in->global_now[k];
+        const knob_target *t = &in->global_target[k];
+        const knob_owner *owner = &in->global_owner[k];
+
+        *o = (plan_op) { .device = PLAN_GLOBAL, .knob = k, .needs = SIZE_MAX, .old = now->setting,
+                         .reason = t->reason };
+        switch (t->kind) {
+        case TARGET_VALUE:
+                if (knob_check_value(k, KNOB_FORM_SELF, t->value, in->page_size) < 0)
+                        return false;
+                o->form = KNOB_FORM_SELF;
+                o->value = t->value;
+                break;
+        case TARGET_RESTORE:
+                /* a pair goes back to ratio mode by writing the ratio: 0 to *_bytes is EINVAL */
+                if (!owner->saved || knob_check_value(k, owner->original.form, owner->original.value, in->page_size) < 0)
+                        return false;
+                o->form = owner->original.form;
+                o->value = owner->original.value;
+                o->restore = true;
+                break;
+        default:
+                return false;
+        }
+        o->expect = (knob_setting) { o->form, o->value };
+        return !knob_setting_equal(now->setting, o->expect);
+}
+
+/* The dirty threshold in pages once the planned global writes are done. */
+static uint64_t predict_thresh_pages(const plan_input *in, const plan_op *dirty) {
+        const knob_now *now = &in->global_now[KNOB_DIRTY_BYTES];
+
+        if (!dirty)
+                return in->thresh_pages;
+        if (dirty->form == KNOB_FORM_SELF)
+                return (dirty->value + in->page_size - 1) / in->page_size;
+        /* back to ratio mode: the ratio of the dirtyable memory the kernel measures */
+        if (now->setting.form == KNOB_FORM_RATIO && now->setting.value > 0)
+                return in->thresh_pages * dirty->value / now->setting.value;
+        if (in->dirtyable_bytes)
+                return in->dirtyable_bytes / in->page_size * dirty->value / 100;
+        return in->thresh_pages;
+}
+
+static int plan_globals(const plan_input *in, op_list *ops, uint64_t *ret_thresh_pages) {
+        plan_op od, ob, o;
+        bool have_d, have_b;
+        int r = 0;
+
+        have_d = plan_global(in, KNOB_DIRTY_BYTES, &od);
+        have_b = plan_global(in, KNOB_DIRTY_BACKGROUND_BYTES, &ob);
+        /* a dirty limit at or below the current background: lower the background first */
+        if (have_d && have_b && od.form == KNOB_FORM_SELF && od.value <= in->bg_thresh_pages * in->page_size) {
+                r = add_op(ops, &ob);
+                if (r >= 0)
+                        r = add_op(ops, &od);
+        } else {
+                if (have_d)
+                        r = add_op(ops, &od);
+                if (r >= 0 && have_b)
+                        r = add_op(ops, &ob);
+        }
+        for (knob_id k = KNOB_DIRTY_WRITEBACK_CENTISECS; r >= 0 && k <= KNOB_DIRTY_EXPIRE_CENTISECS; k++)
+                if (plan_global(in, k, &o))
+                        r = add_op(ops, &o);
+        *ret_thresh_pages = predict_thresh_pages(in, have_d ? &od : NULL);
+        return r;
+}
+
+/* ---- devices ------------------------------------------------------------------------------ */
+
+/* One device's targets after the rules of the kernel, in ppm of the limit where it matters. */
+typedef struct devwork {
+        knob_target t[KNOB_DEVICE_COUNT];
+        uint64_t new_min_ppm;           /* the min ratio after the plan */
+        uint64_t cur_min_ppm;
+} devwork;
+
+#define DK(k) ((k) - KNOB_DEVICE_FIRST)
+
+static uint64_t limit_bytes(const plan_input *in, uint64_t thresh_pages) {
+        return thresh_pages * in->page_size;
+}
+
+/* The min or max ratio a target leads to, in ppm. */
+static uint64_t target_ppm(const plan_input *in, const plan_device *d, const knob_target *t, knob_id k,
+                           uint64_t thresh_pages) {
+        const knob_owner *owner = d->owner ? &d->owner[DK(k)] : NULL;
+
+        switch (t->kind) {
+        case TARGET_VALUE:
+                return knob_bytes_to_ppm(t->value, thresh_pages, in->page_size);
+        case TARGET_RESTORE:
+                return owner && owner->saved ? knob_setting_ppm(owner->original) : knob_setting_ppm(d->now[DK(k)].setting);
+        default:
+                return knob_setting_ppm(d->now[DK(k)].setting);
+        }
+}
+
+/* Apply the per-device rules to the targets: values beyond the limit are EINVAL, min <= max. */
+static void clamp_device(const plan_input *in, const plan_device *d, uint64_t thresh_pages, devwork *w) {
+        knob_target *tmin = &w->t[DK(KNOB_MIN_BYTES)], *tmax = &w->t[DK(KNOB_MAX_BYTES)];
+        uint64_t limit = limit_bytes(in, thresh_pages), max_bytes;
+
+        if (tmax->kind == TARGET_VALUE && tmax->value > limit)
+                tmax->value = limit;
+        if (tmin->kind == TARGET_VALUE && tmin->value > limit)
+                tmin->value = limit;
+        max_bytes = knob_ppm_to_bytes(target_ppm(in, d, tmax, KNOB_MAX_BYTES, thresh_pages), thresh_pages, in->page_size);
+        if (tmax->kind == TARGET_VALUE)
+                max_bytes = tmax->value;
+        if (tmin->kind == TARGET_VALUE && tmin->value > max_bytes)
+                tmin->value = max_bytes / in->page_size * in->page_size;
+}
+
+/* The write for a device's min or max; false if the kernel already holds it (within rounding). */
+static bool plan_of_limit(const plan_input *in, const plan_device *d, size_t di, knob_id k, const knob_target *t,
+                          uint64_t thresh_pages, plan_op *o) {
+        const knob_now *now = &d->now[DK(k)];
+        const knob_owner *owner = d->owner ? &d->owner[DK(k)] : NULL;
+        uint64_t want_ppm, cur_ppm = knob_setting_ppm(now->setting), tol_ppm;
+
+        *o = (plan_op) { .device = di, .knob = k, .needs = SIZE_MAX, .old = now->setting, .reason = t->reason };
+        if (t->kind == TARGET_RESTORE) {
+                if (!owner || !owner->saved || knob_setting_equal(now->setting, owner->original))
+                        return false;
+                o->form = owner->original.form;
+                o->value = owner->original.value;
+                o->restore = true;
+                o->expect = owner->original;
+                return true;
+        }
+        if (t->kind != TARGET_VALUE)
+                return false;
+
+        want_ppm = knob_bytes_to_ppm(t->value, thresh_pages, in->page_size);
+        /* the kernel keeps a ratio of the limit: one page or 1 % off is the same setting */
+        tol_ppm = want_ppm * BYTES_TOLERANCE_PERCENT / 100 + knob_bytes_to_ppm(in->page_size, thresh_pages, in->page_size);
+        if (cur_ppm + tol_ppm >= want_ppm && cur_ppm <= want_ppm + tol_ppm)
+                return false;
+        if (now->has[KNOB_FORM_SELF]) {
+                o->form = KNOB_FORM_SELF;
+                o->value = t->value;
+                o->readback_tolerance = t->value / 100 * BYTES_TOLERANCE_PERCENT + in->page_size;
+                o->expect = now->has[KNOB_FORM_FINE] ? (knob_setting) { KNOB_FORM_FINE, want_ppm }
+                                                      : (knob_setting) { KNOB_FORM_RATIO, want_ppm / 10000 };
+                return true;
+        }
+        /* before 6.2 only whole percents: round a cap up (never below what was asked), a floor down */
+        if (now->has[KNOB_FORM_RATIO]) {
+                uint64_t pct = k == KNOB_MAX_BYTES ? (want_ppm + 9999) / 10000 : want_ppm / 10000;
+
+                if (k == KNOB_MAX_BYTES && pct == 0)
+                        pct = 1;
+                if (pct * 10000 == cur_ppm)
+                        return false;
+                o->form = KNOB_FORM_RATIO;
+                o->value = MIN(pct, 100);
+                o->expect = (knob_setting) { KNOB_FORM_RATIO, o->value };
+                return true;
+        }
+        return false;
+}
+
+static bool plan_strict(const plan_device *d, size_t di, const knob_target *t, plan_op *o) {
+        const knob_now *now = &d->now[DK(KNOB_STRICT_LIMIT)];
+        const knob_owner *owner = d->owner ? &d->owner[DK(KNOB_STRICT_LIMIT)] : NULL;
+        uint64_t v;
+
+        if (!now->has[KNOB_FORM_SELF])
+                return false;
+        if (t->kind == TARGET_RESTORE) {
+                if (!owner || !owner->saved)
+                        return false;
+                v = owner->original.value;
+        } else if (t->kind == TARGET_VALUE)
+                v = t->value ? 1 : 0;
+        else
+                return false;
+        if (now->value == v)
+                return false;
+        *o = (plan_op) { .device = di, .knob = KNOB_STRICT_LIMIT, .form = KNOB_FORM_SELF, .value = v,
+                         .restore = t->kind == TARGET_RESTORE, .needs = SIZE_MAX, .old = now->setting,
+                         .expect = { KNOB_FORM_SELF, v }, .reason = t->reason };
+        return true;
+}
+
+/* One device's writes in order. */
+static int plan_device_ops(const plan_input *in, size_t di, const devwork *w, uint64_t thresh_pages, op_list *ops) {
+        const plan_device *d = &in->devices[di];
+        plan_op omin, omax, ostrict;
+        bool have_min, have_max, have_strict;
+        size_t max_index = SIZE_MAX;
+        int r = 0;
+
+        have_min = plan_of_limit(in, d, di, KNOB_MIN_BYTES, &w->t[DK(KNOB_MIN_BYTES)], thresh_pages, &omin);
+        have_max = plan_of_limit(in, d, di, KNOB_MAX_BYTES, &w->t[DK(KNOB_MAX_BYTES)], thresh_pages, &omax);
+        have_strict = plan_strict(d, di, &w->t[DK(KNOB_STRICT_LIMIT)], &ostrict);
+
+        if (have_strict && ostrict.value == 0)
+                r = add_op(ops, &ostrict);
+        /* raising min above the current max: raise max first; else lower min before lowering max */
+        if (r >= 0 && have_min && have_max && w->new_min_ppm > knob_setting_ppm(d->now[DK(KNOB_MAX_BYTES)].setting)) {
+                max_index = ops->n;
+                r = add_op(ops, &omax);
+                if (r >= 0)
+                        r = add_op(ops, &omin);
+        } else if (r >= 0) {
+                if (have_min)
+                        r = add_op(ops, &omin);
+                if (r >= 0 && have_max) {
+                        max_index = ops->n;
+                        r = add_op(ops, &omax);
+                }
+        }
+        if (r >= 0 && have_strict && ostrict.value != 0) {
+                /* a strict cap is only safe once the cap itself is in place */
+                ostrict.needs = max_index;
+                r = add_op(ops, &ostrict);
+        }
+        return r;
+}
+
+/* The kernel refuses min ratios that sum to 100 %: shrink ours proportionally. true if it had to. */
+static bool fit_min_sum(const plan_input *in, devwork *w, uint64_t thresh_pages) {
+        uint64_t fixed = in->others_min_ppm, ours = 0, budget;
+
+        for (size_t i = 0; i < in->n_devices; i++) {
+                if (w[i].t[DK(KNOB_MIN_BYTES)].kind == TARGET_VALUE)
+                        ours += w[i].new_min_ppm;
+                else
+                        fixed += w[i].new_min_ppm;
+        }
+        if (fixed + ours < KNOB_PPM_FULL)
+                return false;
+        budget = fixed + MIN_SUM_MARGIN_PPM < KNOB_PPM_FULL ? KNOB_PPM_FULL - MIN_SUM_MARGIN_PPM - fixed : 0;
+        for (size_t i = 0; i < in->n_devices; i++) {
+                knob_target *t = &w[i].t[DK(KNOB_MIN_BYTES)];
+
+                if (t->kind != TARGET_VALUE)
+                        continue;
+                t->value = ours ? (uint64_t) ((double) t->value * (double) budget / (double) ours) : 0;
+                t->value = t->value / in->page_size * in->page_size;
+                w[i].new_min_ppm = knob_bytes_to_ppm(t->value, thresh_pages, in->page_size);
+        }
+        return true;
+}
+
+static int plan_devices(const plan_input *in, uint64_t thresh_pages, op_list *ops, note_list *notes) {
+        _cleanup_free_ devwork *w = calloc(MAX(in->n_devices, 1), sizeof *w);
+        int r = 0;
+
+        if (!w)
+                return -ENOMEM;
+        for (size_t i = 0; i < in->n_devices; i++) {
+                const plan_device *d = &in->devices[i];
+
+                for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++) {
+                        w[i].t[j] = d->now[j].readable ? d->target[j] : (knob_target) { TARGET_NONE, 0, NULL };
+                        /* wanted, and this kernel has no file for it at all */
+                        if (w[i].t[j].kind == TARGET_VALUE && !d->now[j].has[KNOB_FORM_SELF] &&
+                            !d->now[j].has[KNOB_FORM_RATIO]) {
+                                w[i].t[j].kind = TARGET_NONE;
+                                r = add_note(notes, PLAN_NOTE_UNSUPPORTED, i, (knob_id) (KNOB_DEVICE_FIRST + j),
+                                             (knob_setting) {});
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+                /* strict_limit is a cap's companion: without a cap it would throttle against the whole limit */
+                if (w[i].t[DK(KNOB_STRICT_LIMIT)].kind == TARGET_VALUE && w[i].t[DK(KNOB_STRICT_LIMIT)].value &&
+                    w[i].t[DK(KNOB_MAX_BYTES)].kind != TARGET_VALUE)
+                        w[i].t[DK(KNOB_STRICT_LIMIT)].kind = TARGET_NONE;
+                clamp_device(in, d, thresh_pages, &w[i]);
+                w[i].cur_min_ppm = knob_setting_ppm(d->now[DK(KNOB_MIN_BYTES)].setting);
+                w[i].new_min_ppm = target_ppm(in, d, &w[i].t[DK(KNOB_MIN_BYTES)], KNOB_MIN_BYTES, thresh_pages);
+        }
+        if (fit_min_sum(in, w, thresh_pages)) {
+                r = add_note(notes, PLAN_NOTE_MIN_SCALED, PLAN_GLOBAL, KNOB_MIN_BYTES, (knob_setting) {});
+                if (r < 0)
+                        return r;
+        }
+        /* devices whose min goes down first, so that those raising theirs find room */
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < in->n_devices; i++) {
+                        bool lowers = w[i].new_min_ppm <= w[i].cur_min_ppm;
+
+                        if (lowers != (pass == 0))
+                                continue;
+                        r = plan_device_ops(in, i, &w[i], thresh_pages, ops);
+                        if (r < 0)
+                                return r;
+                }
+        return 0;
+}
+
+/* ---- the whole plan ------------------------------------------------------------------------- */
+
+int plan_build(const plan_input *in, plan *ret) {
+        _cleanup_free_ plan_input *copy = NULL;
+        _cleanup_free_ plan_device *devices = NULL;
+        op_list ops = {};
+        note_list notes = {};
+        uint64_t thresh_pages;
+        int r;
+
+        *ret = (plan) {};
+        copy = malloc(sizeof *copy);
+        devices = calloc(MAX(in->n_devices, 1), sizeof *devices);
+        if (!copy || !devices)
+                return -ENOMEM;
+        *copy = *in;
+        memcpy(devices, in->devices, in->n_devices * sizeof *devices);
+        copy->devices = devices;
+
+        /* a knob that is no longer what we wrote was set by someone else: note it, and hands off */
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
+                if (plan_overridden(&in->global_now[k], &in->global_owner[k])) {
+                        r = add_note(&notes, PLAN_NOTE_OVERRIDDEN, PLAN_GLOBAL, k, in->global_now[k].setting);
+                        if (r < 0)
+                                goto fail;
+                        copy->global_target[k] = (knob_target) { TARGET_NONE, 0, NULL };
+                }
+        for (size_t i = 0; i < in->n_devices; i++)
+                for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
+                        if (devices[i].owner && plan_overridden(&devices[i].now[j], &devices[i].owner[j])) {
+                                r = add_note(&notes, PLAN_NOTE_OVERRIDDEN, i, (knob_id) (KNOB_DEVICE_FIRST + j),
+                                             devices[i].now[j].setting);
+                                if (r < 0)
+                                        goto fail;
+                                devices[i].target[j] = (knob_target) { TARGET_NONE, 0, NULL };
+                        }
+
+        r = plan_globals(copy, &ops, &thresh_pages);
+        if (r < 0)
+                goto fail;
+        r = plan_devices(copy, thresh_pages, &ops, &notes);
+        if (r < 0)
+                goto fail;
+        *ret = (plan) { .ops = ops.v, .n_ops = ops.n, .notes = notes.v, .n_notes = notes.n,
+                        .thresh_pages_after = thresh_pages };
+        return 0;
+fail:
+        free(ops.v);
+        free(notes.v);
+        return r;
+}
+
+void plan_done(plan *p) {
+        free(p->ops);
+        free(p->notes);
+        *p = (plan) {};
+}

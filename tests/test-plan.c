@@ -1,0 +1,344 @@
+/* Table tests for the write plan: knobs now + targets + owners in, ordered writes out. No kernel, fake or real. */
+#include "plan.h"
+#include "util.h"
+#include "tap.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#define M (1024ULL * 1024ULL)
+#define PAGE 4096ULL
+#define THRESH_PAGES 200000ULL          /* a 781M limit, as ratio 20 of ~3.8G */
+#define BG_PAGES 100000ULL
+
+/* A global knob as a fresh kernel has it. */
+static knob_now g_now(knob_id k) {
+        knob_now n = { .readable = true, .has = { true, true } };
+
+        switch (k) {
+        case KNOB_DIRTY_BYTES: n.setting = (knob_setting) { KNOB_FORM_RATIO, 20 }; break;
+        case KNOB_DIRTY_BACKGROUND_BYTES: n.setting = (knob_setting) { KNOB_FORM_RATIO, 10 }; break;
+        case KNOB_DIRTY_WRITEBACK_CENTISECS: n.value = 500; n.setting = (knob_setting) { KNOB_FORM_SELF, 500 }; break;
+        default: n.value = 3000; n.setting = (knob_setting) { KNOB_FORM_SELF, 3000 }; break;
+        }
+        return n;
+}
+
+/* A device knob: 6.2+ (fine, bytes, strict) or older (percent only). ppm of the limit for min/max. */
+static knob_now d_now(knob_id k, bool new_kernel, uint64_t ppm_or_value) {
+        knob_now n = { .readable = true };
+
+        if (k == KNOB_STRICT_LIMIT) {
+                n.has[KNOB_FORM_SELF] = new_kernel;
+                n.value = new_kernel ? ppm_or_value : 0;
+                n.setting = (knob_setting) { KNOB_FORM_SELF, n.value };
+                return n;
+        }
+        n.has[KNOB_FORM_RATIO] = true;
+        n.has[KNOB_FORM_SELF] = n.has[KNOB_FORM_FINE] = new_kernel;
+        n.value = new_kernel ? knob_ppm_to_bytes(ppm_or_value, THRESH_PAGES, PAGE) : 0;
+        n.setting = new_kernel ? (knob_setting) { KNOB_FORM_FINE, ppm_or_value }
+                               : (knob_setting) { KNOB_FORM_RATIO, ppm_or_value / 10000 };
+        return n;
+}
+
+typedef struct fixture {
+        plan_input in;
+        knob_owner gown[_KNOB_GLOBAL_MAX];
+        plan_device dev[4];
+        knob_owner down[4][KNOB_DEVICE_COUNT];
+        plan p;
+} fixture;
+
+static void fixture_init(fixture *f, size_t n_devices, bool new_kernel) {
+        static const char *const names[] = { "7:0", "7:1", "7:2", "7:3" };
+
+        memset(f, 0, sizeof *f);
+        f->in = (plan_input) { .page_size = PAGE, .thresh_pages = THRESH_PAGES, .bg_thresh_pages = BG_PAGES,
+                               .dirtyable_bytes = THRESH_PAGES * PAGE * 5, .global_owner = f->gown,
+                               .devices = f->dev, .n_devices = n_devices };
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
+                f->in.global_now[k] = g_now(k);
+        for (size_t i = 0; i < n_devices; i++) {
+                f->dev[i].bdi = names[i];
+                f->dev[i].owner = f->down[i];
+                f->dev[i].now[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MIN_BYTES, new_kernel, 0);
+                f->dev[i].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, new_kernel, KNOB_PPM_FULL);
+                f->dev[i].now[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST] = d_now(KNOB_STRICT_LIMIT, new_kernel, 0);
+        }
+}
+
+static knob_target value(uint64_t v) {
+        return (knob_target) { TARGET_VALUE, v, "test" };
+}
+
+static knob_target restore(void) {
+        return (knob_target) { TARGET_RESTORE, 0, "restore" };
+}
+
+#define DT(f, i, k) ((f)->dev[i].target[(k) - KNOB_DEVICE_FIRST])
+#define DOWN(f, i, k) ((f)->down[i][(k) - KNOB_DEVICE_FIRST])
+
+/* "7:1 max_bytes 16777216", "global dirty_ratio 20" */
+static void op_text(const fixture *f, const plan_op *o, char *buf, size_t size) {
+        snprintf(buf, size, "%s %s %" PRIu64, o->device == PLAN_GLOBAL ? "global" : f->dev[o->device].bdi,
+                 knob_form_file(o->knob, o->form), o->value);
+}
+
+/* The plan's writes, as text, against the expected list (NULL-terminated). */
+static bool ops_are(const fixture *f, const char *const *want) {
+        size_t n = 0;
+        bool ok = true;
+
+        for (; want[n]; n++) {
+                char got[128];
+                if (n >= f->p.n_ops) {
+                        printf("#   missing write %zu: %s\n", n, want[n]);
+                        ok = false;
+                        continue;
+                }
+                op_text(f, &f->p.ops[n], got, sizeof got);
+                if (strcmp(got, want[n]) != 0) {
+                        printf("#   write %zu: got \"%s\", want \"%s\"\n", n, got, want[n]);
+                        ok = false;
+                }
+        }
+        for (size_t i = n; i < f->p.n_ops; i++) {
+                char got[128];
+                op_text(f, &f->p.ops[i], got, sizeof got);
+                printf("#   extra write %zu: %s\n", i, got);
+                ok = false;
+        }
+        return ok;
+}
+
+static bool build(fixture *f) {
+        plan_done(&f->p);
+        return plan_build(&f->in, &f->p) == 0;
+}
+
+static void test_globals(void) {
+        fixture f;
+
+        printf("# globals: dirty above the current background goes first, then background, then intervals\n");
+        fixture_init(&f, 0, true);
+        f.in.global_target[KNOB_DIRTY_BYTES] = value(400 * M);
+        f.in.global_target[KNOB_DIRTY_BACKGROUND_BYTES] = value(200 * M);
+        f.in.global_target[KNOB_DIRTY_EXPIRE_CENTISECS] = value(1500);
+        f.in.global_target[KNOB_DIRTY_WRITEBACK_CENTISECS] = value(500);   /* already so: no write */
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "global dirty_bytes 419430400", "global dirty_background_bytes 209715200",
+                                             "global dirty_expire_centisecs 1500", NULL }));
+        CHECK_EQ_U64(f.p.thresh_pages_after, 400 * M / PAGE);
+
+        printf("# a limit at or below the current background: background first\n");
+        f.in.global_target[KNOB_DIRTY_BYTES] = value(300 * M);
+        f.in.global_target[KNOB_DIRTY_BACKGROUND_BYTES] = value(150 * M);
+        f.in.global_target[KNOB_DIRTY_EXPIRE_CENTISECS] = (knob_target) {};
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "global dirty_background_bytes 157286400", "global dirty_bytes 314572800",
+                                             NULL }));
+
+        printf("# restore: a pair goes back through the member that held it\n");
+        fixture_init(&f, 0, true);
+        f.in.global_now[KNOB_DIRTY_BYTES] = (knob_now) { .readable = true, .has = { true, true }, .value = 400 * M,
+                                                         .setting = { KNOB_FORM_SELF, 400 * M } };
+        f.gown[KNOB_DIRTY_BYTES] = (knob_owner) { .saved = true, .original = { KNOB_FORM_RATIO, 20 }, .written = true,
+                                                  .ours = { KNOB_FORM_SELF, 400 * M } };
+        f.in.global_target[KNOB_DIRTY_BYTES] = restore();
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "global dirty_ratio 20", NULL }));
+        CHECK(f.p.ops[0].restore);
+        CHECK_EQ_U64(f.p.thresh_pages_after, THRESH_PAGES);   /* predicted by the ratio */
+
+        printf("# values the kernel refuses are not planned: dirty_bytes below two pages\n");
+        fixture_init(&f, 0, true);
+        f.in.global_target[KNOB_DIRTY_BYTES] = value(4096);
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 0);
+        plan_done(&f.p);
+}
+
+static void test_device_order(void) {
+        fixture f;
+
+        printf("# a cap: after the global limit, strict_limit=1 last and only after its max_bytes\n");
+        fixture_init(&f, 2, true);
+        f.in.global_target[KNOB_DIRTY_BYTES] = value(400 * M);
+        DT(&f, 1, KNOB_MAX_BYTES) = value(16 * M);
+        DT(&f, 1, KNOB_STRICT_LIMIT) = value(1);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "global dirty_bytes 419430400", "7:1 max_bytes 16777216",
+                                             "7:1 strict_limit 1", NULL }));
+        CHECK_EQ_U64(f.p.ops[2].needs, 1);
+        /* the kernel keeps 16M of 400M as 40000 ppm */
+        CHECK_EQ_U64(f.p.ops[1].expect.form, KNOB_FORM_FINE);
+        CHECK_EQ_U64(f.p.ops[1].expect.value, 40000);
+
+        printf("# strict without a cap is not planned (it would throttle against the whole limit)\n");
+        fixture_init(&f, 1, true);
+        DT(&f, 0, KNOB_STRICT_LIMIT) = value(1);
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 0);
+
+        printf("# going back: strict_limit=0 first, then the ratio\n");
+        fixture_init(&f, 1, true);
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 40000);
+        f.dev[0].now[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST] = d_now(KNOB_STRICT_LIMIT, true, 1);
+        DOWN(&f, 0, KNOB_MAX_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, KNOB_PPM_FULL },
+                                                     .written = true, .ours = { KNOB_FORM_FINE, 40000 } };
+        DOWN(&f, 0, KNOB_STRICT_LIMIT) = (knob_owner) { .saved = true, .original = { KNOB_FORM_SELF, 0 },
+                                                        .written = true, .ours = { KNOB_FORM_SELF, 1 } };
+        DT(&f, 0, KNOB_MAX_BYTES) = restore();
+        DT(&f, 0, KNOB_STRICT_LIMIT) = restore();
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 strict_limit 0", "7:0 max_ratio_fine 1000000", NULL }));
+
+        printf("# min <= max after every write: raising min above the current max raises max first\n");
+        fixture_init(&f, 1, true);
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 100000);
+        DT(&f, 0, KNOB_MIN_BYTES) = value(300 * M);
+        DT(&f, 0, KNOB_MAX_BYTES) = value(500 * M);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 524288000", "7:0 min_bytes 314572800", NULL }));
+
+        printf("# ... and lowering max below the current min lowers min first\n");
+        fixture_init(&f, 1, true);
+        f.dev[0].now[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MIN_BYTES, true, 500000);
+        DT(&f, 0, KNOB_MIN_BYTES) = value(10 * M);
+        DT(&f, 0, KNOB_MAX_BYTES) = value(20 * M);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 min_bytes 10485760", "7:0 max_bytes 20971520", NULL }));
+
+        printf("# a min above the wanted max is lowered to it; a cap above the limit is the limit\n");
+        fixture_init(&f, 2, true);
+        DT(&f, 0, KNOB_MIN_BYTES) = value(64 * M);
+        DT(&f, 0, KNOB_MAX_BYTES) = value(32 * M);
+        DT(&f, 1, KNOB_MAX_BYTES) = value(10000 * M);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 min_bytes 33554432", "7:0 max_bytes 33554432", NULL }));
+        plan_done(&f.p);
+}
+
+static void test_min_sum(void) {
+        fixture f;
+
+        printf("# the devices' mins are shrunk to fit below 100 %% with what others hold\n");
+        fixture_init(&f, 3, true);
+        f.in.others_min_ppm = 100000;
+        for (size_t i = 0; i < 3; i++)
+                DT(&f, i, KNOB_MIN_BYTES) = value(400 * M);   /* 3 x 51 % of the limit */
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 3);
+        CHECK(f.p.n_notes == 1 && f.p.notes[0].kind == PLAN_NOTE_MIN_SCALED);
+        {
+                uint64_t sum = f.in.others_min_ppm;
+                for (size_t i = 0; i < f.p.n_ops; i++)
+                        sum += knob_bytes_to_ppm(f.p.ops[i].value, THRESH_PAGES, PAGE);
+                CHECK(sum < KNOB_PPM_FULL);
+                CHECK(sum > 980000);
+        }
+
+        printf("# a device lowering its min goes before one raising it\n");
+        fixture_init(&f, 2, true);
+        f.dev[1].now[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MIN_BYTES, true, 600000);
+        DT(&f, 0, KNOB_MIN_BYTES) = value(300 * M);
+        DT(&f, 1, KNOB_MIN_BYTES) = value(4 * M);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:1 min_bytes 4194304", "7:0 min_bytes 314572800", NULL }));
+        plan_done(&f.p);
+}
+
+static void test_drift(void) {
+        fixture f;
+
+        printf("# a cap that reads back within 1 %% of the wanted bytes is not rewritten\n");
+        fixture_init(&f, 1, true);
+        /* 16M of the 781M limit is 20480 ppm; 20600 is within 1 % */
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 20600);
+        DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 0);
+
+        printf("# ... but after the limit halves, the same ratio means half the bytes: rewritten\n");
+        f.in.global_target[KNOB_DIRTY_BYTES] = value(THRESH_PAGES * PAGE / 2);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "global dirty_bytes 409600000", "7:0 max_bytes 16777216", NULL }));
+        CHECK_EQ_U64(f.p.ops[1].expect.value, 40960);
+        plan_done(&f.p);
+}
+
+static void test_old_kernel(void) {
+        fixture f;
+
+        printf("# before 6.2: a cap in whole percents rounded up, no strict_limit, noted once as unsupported\n");
+        fixture_init(&f, 1, false);
+        DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);        /* 2.05 % of the limit */
+        DT(&f, 0, KNOB_STRICT_LIMIT) = value(1);
+        DT(&f, 0, KNOB_MIN_BYTES) = value(1 * M);         /* 0.13 %: rounds down to 0, which it is */
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_ratio 3", NULL }));
+        CHECK(f.p.n_notes == 1 && f.p.notes[0].kind == PLAN_NOTE_UNSUPPORTED && f.p.notes[0].knob == KNOB_STRICT_LIMIT);
+
+        printf("# a tiny cap is at least 1 %% (max_ratio 0 would stop the device)\n");
+        DT(&f, 0, KNOB_MAX_BYTES) = value(1 * M);
+        DT(&f, 0, KNOB_MIN_BYTES) = (knob_target) {};
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_ratio 1", NULL }));
+        plan_done(&f.p);
+}
+
+static void test_ownership(void) {
+        fixture f;
+
+        printf("# a knob that is not what we wrote was changed by someone: noted, not written\n");
+        fixture_init(&f, 1, true);
+        f.in.global_now[KNOB_DIRTY_BYTES] = (knob_now) { .readable = true, .has = { true, true }, .value = 900 * M,
+                                                         .setting = { KNOB_FORM_SELF, 900 * M } };
+        f.gown[KNOB_DIRTY_BYTES] = (knob_owner) { .saved = true, .original = { KNOB_FORM_RATIO, 20 }, .written = true,
+                                                  .ours = { KNOB_FORM_SELF, 400 * M } };
+        f.in.global_target[KNOB_DIRTY_BYTES] = value(300 * M);
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 500000);
+        DOWN(&f, 0, KNOB_MAX_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, KNOB_PPM_FULL },
+                                                     .written = true, .ours = { KNOB_FORM_FINE, 20480 } };
+        DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 0);
+        CHECK_EQ_U64(f.p.n_notes, 2);
+        CHECK(f.p.notes[0].kind == PLAN_NOTE_OVERRIDDEN && f.p.notes[0].device == PLAN_GLOBAL &&
+              f.p.notes[0].setting.value == 900 * M);
+        CHECK(f.p.notes[1].kind == PLAN_NOTE_OVERRIDDEN && f.p.notes[1].device == 0 &&
+              f.p.notes[1].knob == KNOB_MAX_BYTES);
+
+        printf("# targets: wanted -> value; changed and not wanted -> restore; overridden or refused -> leave\n");
+        {
+                knob_owner none = {}, ours = { .saved = true, .written = true }, theirs = { .overridden = true },
+                           ro = { .refused = -EROFS };
+                CHECK(plan_target(true, 5, "x", &none, false).kind == TARGET_VALUE);
+                CHECK(plan_target(false, 0, NULL, &none, false).kind == TARGET_NONE);
+                CHECK(plan_target(false, 0, NULL, &ours, false).kind == TARGET_RESTORE);
+                CHECK(plan_target(true, 5, "x", &ours, true).kind == TARGET_RESTORE);
+                CHECK(plan_target(true, 5, "x", &theirs, false).kind == TARGET_NONE);
+                CHECK(plan_target(false, 0, NULL, &theirs, true).kind == TARGET_NONE);
+                CHECK(plan_target(true, 5, "x", &ro, false).kind == TARGET_NONE);
+                CHECK(plan_target(true, 5, "x", NULL, false).kind == TARGET_VALUE);
+        }
+
+        printf("# an unreadable device knob is not planned\n");
+        fixture_init(&f, 1, true);
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].readable = false;
+        DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 0);
+        plan_done(&f.p);
+}
+
+int main(void) {
+        test_globals();
+        test_device_order();
+        test_min_sum();
+        test_drift();
+        test_old_kernel();
+        test_ownership();
+        TEST_EXIT();
+}
