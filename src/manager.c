@@ -53,6 +53,7 @@ static void manager_decide_and_act(manager *m) {
                 log_warning_errno(r, "Policy failed, keeping the knobs as they are: %m");
                 return;
         }
+        guard_apply(&m->current, &m->guard, &next);
         decision_done(&m->decision);
         m->decision = next;
         m->have_decision = true;
@@ -199,6 +200,7 @@ static json_object *writes_status_json(const manager *m) {
         json_object_object_add(o, "last_minute", json_object_new_uint64(st.writes_last_minute));
         json_object_object_add(o, "overrides_total", json_object_new_uint64(st.overrides_total));
         json_object_object_add(o, "failures_total", json_object_new_uint64(st.failures_total));
+        json_object_object_add(o, "guard_holds_total", json_object_new_uint64(m->guard.clamps_total));
         json_object_object_add(o, "saved_file", json_object_new_string(m->saved_path));
         json_object_object_add(o, "saved_file_refused",
                                m->saved_refused ? json_object_new_string(m->saved_refused) : NULL);

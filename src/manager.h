@@ -8,6 +8,7 @@
 #include "attribution.h"
 #include "config.h"
 #include "control.h"
+#include "guard.h"
 #include "history.h"
 #include "observe.h"
 #include "policy.h"
@@ -28,6 +29,7 @@ typedef struct manager {
         uint64_t n_ticks;
 
         policy_state policy;        /* what the policy carries between ticks */
+        guard_state guard;          /* what the safety guard carries between ticks */
         decision decision;          /* the latest decision (after the guard), shown by status/devices/explain */
         bool have_decision;
         actuator *actuator;         /* writes knobs only when manager_writes_knobs() says so */

@@ -1,0 +1,137 @@
+/* The safety guard between the policy and the knobs: no write may stall writers the kernel alone would not. */
+#include "guard.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#define LIMIT_CHANGED_PERCENT 1     /* smaller moves of the threshold are the kernel's own arithmetic */
+
+static void hold(knob_decision *k, uint64_t value, const char *format, ...) __attribute__((format(printf, 3, 4)));
+static void hold(knob_decision *k, uint64_t value, const char *format, ...) {
+        va_list ap;
+
+        k->value = value;
+        k->held = true;
+        va_start(ap, format);
+        vsnprintf(k->held_reason, sizeof k->held_reason, format, ap);
+        va_end(ap);
+}
+
+static bool near(uint64_t a, uint64_t b) {
+        uint64_t band = MAX(a, b) / 100 * LIMIT_CHANGED_PERCENT;
+        return a + band >= b && a <= b + band;
+}
+
+/* Follow the kernel's threshold: when it moved, since when (our own step counts from when we let it
+ * through, a tick before it shows in the sample). */
+static void track_limit(const sample *s, guard_state *st) {
+        uint64_t now = s->global.dirty_thresh_bytes;
+
+        if (st->limit_changed_usec == 0) {
+                st->ceiling_bytes = now;
+                st->limit_bytes = now;
+                st->limit_changed_usec = s->time_usec;
+                return;
+        }
+        if (!near(now, st->limit_bytes)) {
+                st->limit_changed_usec = st->stepped_usec && near(now, st->stepped_bytes) ? st->stepped_usec
+                                                                                           : s->time_usec;
+                st->limit_bytes = now;
+        }
+        st->stepped_bytes = st->stepped_usec = 0;
+}
+
+/* The lowest limit the kernel's own smoothing would have reached by now, heading for target. */
+static uint64_t fall_floor(const guard_state *st, uint64_t now_usec, uint64_t target) {
+        double dt_s, keep;
+
+        if (target >= st->limit_bytes)
+                return target;
+        dt_s = now_usec > st->limit_changed_usec ? (double) (now_usec - st->limit_changed_usec) / 1e6 : 0.0;
+        keep = pow(GUARD_FALL_KEEP_PER_S, dt_s);
+        return target + (uint64_t) ((double) (st->limit_bytes - target) * keep);
+}
+
+static void guard_global(const sample *s, guard_state *st, decision *d) {
+        knob_decision *kd = &d->global[KNOB_DIRTY_BYTES], *kb = &d->global[KNOB_DIRTY_BACKGROUND_BYTES];
+        uint64_t inflight = s->global.dirty_bytes + s->global.writeback_bytes, expected = 0, need = 0;
+        uint64_t stuck, floor_stall, floor_freerun, floor, fall, ceiling, held;
+        char a[16], b[16], c[16];
+
+        if (!kd->wanted)
+                return;
+        /* what the active uncapped devices are sized to hold is the limit's own business; the rest
+         * (capped devices, backlogs beyond their size, dirty data no device accounts for) is stuck */
+        for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++) {
+                const device_decision *dd = &d->devices[i];
+                const bdi_device *dev = &s->devices[i];
+
+                if (!dd->managed || !dd->active || dd->capped || strcmp(dd->bdi, dev->bdi) != 0)
+                        continue;
+                expected += MIN(dev->backlog_bytes, dd->need_bytes);
+                need += dd->need_bytes;
+        }
+        stuck = inflight > expected ? inflight - expected : 0;
+        floor_stall = stuck + need;
+        /* freerun = (limit + background) / 2 with background = limit / 2 */
+        floor_freerun = (stuck + GUARD_MARGIN_BYTES) / 3 * 4;
+        floor = MAX(floor_stall, floor_freerun);
+        ceiling = MAX(st->ceiling_bytes, s->global.dirty_thresh_bytes);
+        floor = MIN(floor, ceiling);
+        fall = fall_floor(st, s->time_usec, MAX(kd->value, floor));
+        /* a small step down is not worth a write: wait until the fall allows a real one */
+        if (fall > MAX(kd->value, floor) && fall < st->limit_bytes &&
+            fall + st->limit_bytes / 100 * GUARD_STEP_PERCENT > st->limit_bytes)
+                fall = st->limit_bytes;
+        held = MAX(kd->value, MAX(floor, fall));
+        if (held < st->limit_bytes) {
+                st->stepped_bytes = held;
+                st->stepped_usec = s->time_usec;
+        }
+        if (held == kd->value)
+                return;
+        if (held == fall && fall > floor)
+                hold(kd, held, "held at %s: a limit falls no faster than the kernel lowers its own (%s now)",
+                     format_bytes(a, sizeof a, held), format_bytes(b, sizeof b, s->global.dirty_thresh_bytes));
+        else
+                hold(kd, held, "held at %s: %s is dirty or under writeback now, %s of it on capped or overfull devices",
+                     format_bytes(a, sizeof a, held), format_bytes(b, sizeof b, inflight), format_bytes(c, sizeof c, stuck));
+        st->clamps_total++;
+        /* keep the kernel's proportion: a background threshold far below a held limit lowers freerun */
+        if (kb->wanted && kb->value < held / 2)
+                hold(kb, held / 2, "half of the held dirty_bytes %s", format_bytes(a, sizeof a, held));
+}
+
+static void guard_device(const bdi_device *dev, device_decision *dd, guard_state *st) {
+        knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
+        uint64_t drain, floor;
+        char a[16], b[16], c[16];
+
+        if (!kmax->wanted)
+                return;
+        drain = mul_sat(dd->bw_bytes_per_s, GUARD_CAP_DRAIN_USEC) / 1000000ULL;
+        floor = dev->backlog_bytes > drain ? dev->backlog_bytes - drain : 0;
+        if (kmax->value >= floor)
+                return;
+        hold(kmax, floor, "held at %s: the device holds %s and writes about %s/s; lower would stop its writers",
+             format_bytes(a, sizeof a, floor), format_bytes(b, sizeof b, dev->backlog_bytes),
+             format_bytes(c, sizeof c, dd->bw_bytes_per_s));
+        st->clamps_total++;
+}
+
+void guard_apply(const sample *s, guard_state *st, decision *d) {
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
+                d->global[k].policy_value = d->global[k].value;
+        for (size_t i = 0; i < d->n_devices; i++)
+                for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
+                        d->devices[i].knobs[j].policy_value = d->devices[i].knobs[j].value;
+
+        track_limit(s, st);
+        guard_global(s, st, d);
+        for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++)
+                if (d->devices[i].managed && strcmp(d->devices[i].bdi, s->devices[i].bdi) == 0)
+                        guard_device(&s->devices[i], &d->devices[i], st);
+}

@@ -1,0 +1,202 @@
+/* Table tests for the safety guard: (what is dirty now, what the policy wants) in, what may be written out. */
+#include "guard.h"
+#include "util.h"
+#include "tap.h"
+
+#include <string.h>
+
+#define M (1024ULL * 1024ULL)
+#define G (1024ULL * M)
+#define SEC 1000000ULL
+
+typedef struct fixture {
+        sample s;
+        bdi_device dev[2];
+        decision d;
+        device_decision dd[2];
+        guard_state st;
+} fixture;
+
+/* A machine with the kernel's limit at thresh, a slow device 8:16 and a fast one 8:0, both idle. */
+static void fixture_init(fixture *f, uint64_t thresh) {
+        memset(f, 0, sizeof *f);
+        f->s.time_usec = 10000 * SEC;
+        f->s.global.dirty_thresh_bytes = thresh;
+        snprintf(f->dev[0].bdi, sizeof f->dev[0].bdi, "8:0");
+        snprintf(f->dev[1].bdi, sizeof f->dev[1].bdi, "8:16");
+        f->s.devices = f->dev;
+        f->s.n_devices = 2;
+        for (int i = 0; i < 2; i++) {
+                snprintf(f->dd[i].bdi, sizeof f->dd[i].bdi, "%s", f->dev[i].bdi);
+                f->dd[i].managed = true;
+        }
+        f->dd[0].bw_bytes_per_s = 200 * M;
+        f->dd[1].bw_bytes_per_s = 30 * M;
+        f->d.devices = f->dd;
+        f->d.n_devices = 2;
+}
+
+static void holds(fixture *f, int i, uint64_t dirty, uint64_t writeback) {
+        f->dev[i].dirty_bytes = dirty;
+        f->dev[i].writeback_bytes = writeback;
+        f->dev[i].backlog_bytes = dirty + writeback;
+        f->s.global.dirty_bytes += dirty;
+        f->s.global.writeback_bytes += writeback;
+        f->dd[i].active = true;
+        f->dd[i].need_bytes = f->dd[i].bw_bytes_per_s * 2;
+}
+
+static void want(knob_decision *k, uint64_t v) {
+        *k = (knob_decision) { .wanted = true, .value = v };
+        snprintf(k->reason, sizeof k->reason, "policy");
+}
+
+#define GD(f) (&(f)->d.global[KNOB_DIRTY_BYTES])
+#define GB(f) (&(f)->d.global[KNOB_DIRTY_BACKGROUND_BYTES])
+#define MAXB(f, i) (&(f)->dd[i].knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST])
+
+/* One row: the kernel's limit, what the slow device holds, whether it is capped, what the policy
+ * wants, how long since the limit last changed; the lowest and highest dirty_bytes allowed. */
+typedef struct row {
+        const char *what;
+        uint64_t thresh, slow_backlog, fast_backlog;
+        bool slow_capped, fast_active;
+        uint64_t wanted, since_change_s;
+        uint64_t min_allowed, max_allowed;
+} row;
+
+static void test_global_table(void) {
+        static const row rows[] = {
+                /* nothing dirty, the limit changed long ago: the policy's value passes */
+                { "idle box", 4700 * M, 0, 0, false, false, 130 * M, 600, 130 * M, 130 * M },
+                /* the case: 618M dirty on the root disk, the policy wants 130M */
+                { "618M dirty, wants 130M", 4700 * M, 618 * M, 0, false, false, 130 * M, 600, 618 * M + 1, 4700 * M },
+                /* a start with 1.5G dirty on a slow device: freerun stays above it plus the margin */
+                { "1.5G stuck, start", 4700 * M, 1536 * M, 0, false, false, 64 * M, 600, (1536 * M - 60 * M + 64 * M) / 3 * 4, 4700 * M },
+                /* capped slow device with its 16M; fast device at its 2 s need: nothing to hold */
+                { "steady slow-first", 400 * M, 16 * M, 380 * M, true, true, 440 * M, 600, 440 * M, 440 * M },
+                /* the fast device's own backlog is the limit's business, not stuck: no runaway */
+                { "fast device at the setpoint", 400 * M, 0, 350 * M, false, true, 400 * M, 600, 400 * M, 400 * M },
+                /* dirty beyond what the kernel alone allowed: held no higher than the kernel's own */
+                { "more dirty than the ceiling", 500 * M, 900 * M, 0, false, false, 64 * M, 600, 500 * M, 500 * M },
+                /* rising is never held */
+                { "rising", 400 * M, 100 * M, 0, false, false, 2 * G, 0, 2 * G, 2 * G },
+                /* falling, nothing dirty, 1 s after a change: at most ~15 % of the gap */
+                { "falling 1 s after a change", 1000 * M, 0, 0, false, false, 100 * M, 1, 100 * M + 900 * M * 84 / 100,
+                  100 * M + 900 * M * 86 / 100 },
+                /* ... 10 s after: ~80 % of the gap gone */
+                { "falling 10 s after a change", 1000 * M, 0, 0, false, false, 100 * M, 10, 100 * M + 900 * M * 19 / 100,
+                  100 * M + 900 * M * 22 / 100 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                const row *r = &rows[i];
+                fixture f;
+
+                fixture_init(&f, r->thresh);
+                /* the guard first saw the kernel's limit long ago, and it last changed since_change_s ago */
+                f.st = (guard_state) { .limit_bytes = r->thresh, .ceiling_bytes = r->thresh,
+                                       .limit_changed_usec = f.s.time_usec - r->since_change_s * SEC };
+                if (r->slow_backlog)
+                        holds(&f, 1, r->slow_backlog - r->slow_backlog / 8, r->slow_backlog / 8);
+                if (r->fast_backlog || r->fast_active)
+                        holds(&f, 0, r->fast_backlog, 0);
+                f.dd[1].capped = r->slow_capped;
+                want(GD(&f), r->wanted);
+                want(GB(&f), r->wanted / 2);
+                guard_apply(&f.s, &f.st, &f.d);
+                printf("# %s: wanted %llu M, allowed %llu M%s%s\n", r->what, (unsigned long long) (r->wanted / M),
+                       (unsigned long long) (GD(&f)->value / M), GD(&f)->held ? ": " : "",
+                       GD(&f)->held ? GD(&f)->held_reason : "");
+                CHECK(GD(&f)->value >= r->min_allowed);
+                CHECK(GD(&f)->value <= r->max_allowed);
+                CHECK_EQ_U64(GD(&f)->policy_value, r->wanted);
+                CHECK(GD(&f)->held == (GD(&f)->value != r->wanted));
+                CHECK(!GD(&f)->held || GD(&f)->held_reason[0]);
+                /* the background follows a held limit */
+                CHECK(!GD(&f)->held || GB(&f)->value >= GD(&f)->value / 2);
+        }
+}
+
+/* Run the guard for total_s seconds in ticks of tick_ms, writing what it allows; the limit reached. */
+static uint64_t fall_with_tick(uint64_t tick_ms, uint64_t total_s, uint64_t *ret_steps) {
+        fixture f;
+
+        fixture_init(&f, 1000 * M);
+        f.st = (guard_state) { .limit_bytes = 1000 * M, .ceiling_bytes = 1000 * M, .limit_changed_usec = 10000 * SEC };
+        for (uint64_t t = tick_ms; t <= total_s * 1000; t += tick_ms) {
+                f.s.time_usec = 10000 * SEC + t * 1000;
+                want(GD(&f), 100 * M);
+                guard_apply(&f.s, &f.st, &f.d);
+                f.s.global.dirty_thresh_bytes = GD(&f)->value;   /* written: the kernel's limit now */
+        }
+        *ret_steps = f.st.clamps_total;
+        return f.s.global.dirty_thresh_bytes;
+}
+
+static void test_same_per_second(void) {
+        static const uint64_t ticks_ms[] = { 100, 250, 1000, 5000 };
+        /* 100 + 900 x 0.853^5 */
+        uint64_t exact = 100 * M + (uint64_t) (900.0 * M * 0.4515);
+
+        printf("# the fall is per second, whatever the tick: 5 s of 100 ms, 250 ms, 1 s and 5 s ticks\n");
+        for (size_t i = 0; i < ELEMENTSOF(ticks_ms); i++) {
+                uint64_t steps, reached = fall_with_tick(ticks_ms[i], 5, &steps);
+
+                printf("#   tick %llu ms: %llu M after 5 s (exact curve %llu M), %llu held ticks\n",
+                       (unsigned long long) ticks_ms[i], (unsigned long long) (reached / M),
+                       (unsigned long long) (exact / M), (unsigned long long) steps);
+                /* never faster than the kernel's own fall; behind it by less than one step */
+                CHECK(reached + M >= exact);
+                CHECK(reached <= exact + exact / 100 * GUARD_STEP_PERCENT + M);
+        }
+}
+
+static void test_caps(void) {
+        fixture f;
+
+        printf("# a cap falls below the device's backlog by at most a second of its writing\n");
+        fixture_init(&f, 4700 * M);
+        holds(&f, 1, 400 * M, 20 * M);                  /* 420M at 30M/s */
+        want(MAXB(&f, 1), 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 390 * M);
+        CHECK(MAXB(&f, 1)->held);
+        CHECK_EQ_U64(MAXB(&f, 1)->policy_value, 60 * M);
+
+        printf("# a cap above the backlog is left as the policy wants it\n");
+        fixture_init(&f, 4700 * M);
+        holds(&f, 1, 8 * M, 4 * M);
+        want(MAXB(&f, 1), 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 60 * M);
+        CHECK(!MAXB(&f, 1)->held);
+
+        printf("# no opinion stays no opinion\n");
+        fixture_init(&f, 4700 * M);
+        holds(&f, 1, 400 * M, 20 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(!MAXB(&f, 1)->wanted);
+        CHECK(!GD(&f)->wanted);
+}
+
+static void test_first_sample(void) {
+        fixture f;
+
+        printf("# the first sample sets the ceiling and starts the clock: no jump at start\n");
+        fixture_init(&f, 4700 * M);
+        want(GD(&f), 64 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(f.st.ceiling_bytes, 4700 * M);
+        CHECK_EQ_U64(GD(&f)->value, 4700 * M);
+        CHECK(GD(&f)->held);
+        CHECK(strstr(GD(&f)->held_reason, "falls no faster") != NULL);
+}
+
+int main(void) {
+        test_global_table();
+        test_same_per_second();
+        test_caps();
+        test_first_sample();
+        TEST_EXIT();
+}
