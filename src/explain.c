@@ -213,6 +213,8 @@ int explain_device_text(FILE *f, const sample *s, const decision *d, const bdi_d
                 fprintf(f, "  It is not managed: a [device] section says manage = no, so wbtuned never touches it.\n");
                 return 0;
         }
+        if (d && d->caution[0])
+                fprintf(f, "  Caution: %s.\n", d->caution);
         fprintf(f, "  Its write bandwidth is taken as %s/s; it is %s.\n",
                 format_bytes(bw, sizeof bw, dd->bw_bytes_per_s),
                 dd->active ? "active (it holds or moves data)" : "idle");

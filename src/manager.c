@@ -4,6 +4,7 @@
 #include "log.h"
 #include "report.h"
 #include "savedfile.h"
+#include "support.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -94,6 +95,8 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                 /* the global /proc files failed: keep the last sample, try again next tick */
                 log_warning_errno(r, "Failed to read the writeback state: %m");
         else {
+                support_assess(&m->support, &next);
+                next.support = m->support;
                 sample_done(&m->current);
                 m->current = next;
                 m->n_ticks++;
@@ -187,6 +190,21 @@ static const char *manager_mode(const manager *m) {
         return manager_writes_knobs(m, NULL) ? "auto" : "observe";
 }
 
+static json_object *support_status_json(const manager *m) {
+        const kernel_support *ks = &m->support;
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "debugfs", json_object_new_boolean(ks->debugfs));
+        json_object_object_add(o, "wb_stats", json_object_new_boolean(ks->wb_stats));
+        json_object_object_add(o, "cgroup_writeback", json_object_new_boolean(ks->cgroup_writeback));
+        json_object_object_add(o, "bdi_bytes", json_object_new_boolean(ks->bdi_bytes));
+        json_object_object_add(o, "strict_limit", json_object_new_boolean(ks->strict_limit));
+        json_object_object_add(o, "devices_trusted", json_object_new_boolean(ks->devices_trusted));
+        json_object_object_add(o, "unaccounted_bytes", json_object_new_uint64(ks->unaccounted_bytes));
+        json_object_object_add(o, "why", ks->why[0] ? json_object_new_string(ks->why) : NULL);
+        return o;
+}
+
 static json_object *writes_status_json(const manager *m) {
         json_object *o = json_object_new_object();
         actuator_stats st;
@@ -264,6 +282,7 @@ static int verb_status(void *userdata, json_object *request, json_object **reply
         json_object_object_add(o, "history", history_status_json(m));
         json_object_object_add(o, "hotplug", hotplug_status_json(m));
         json_object_object_add(o, "writes", writes_status_json(m));
+        json_object_object_add(o, "kernel_support", support_status_json(m));
         *reply = o;
         return 0;
 }
@@ -752,6 +771,13 @@ int manager_start(manager *m) {
         r = observe_sample(m->observe, &m->current);
         if (r < 0)
                 return log_error_errno(r, "Failed to read the writeback state: %m");
+        r = support_probe(m->root, &m->current, &m->support);
+        if (r < 0)
+                return log_error_errno(r, "Failed to look at what this kernel supports: %m");
+        m->current.support = m->support;
+        if (!m->support.devices_trusted)
+                log_warning("Not acting on the per-device figures: %s. Global limits and device caps are left as they are.",
+                            m->support.why);
         m->n_ticks = 1;
         manager_decide_and_act(m);
 

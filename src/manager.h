@@ -25,6 +25,7 @@ typedef struct manager {
 
         observe_ctx *observe;
         sample current;             /* the latest sample; zeroed before the first tick */
+        kernel_support support;     /* what this kernel offers; copied into each sample */
         uint64_t start_usec;
         uint64_t n_ticks;
 

@@ -99,9 +99,24 @@ typedef struct bdi_device {
         bool seen_before;                /* derived figures are valid */
 } bdi_device;
 
+/* What the running kernel offers, decided from its files (support.c fills it each tick). */
+typedef struct kernel_support {
+        bool debugfs;                   /* per-device dirty and writeback figures at all */
+        bool wb_stats;                  /* debugfs bdi/<dev>/wb_stats (6.10+): stats sum every cgroup's writeback */
+        bool cgroup_writeback;          /* cgroup v2 with io and memory: writers in cgroups have their own wbs */
+        bool bdi_bytes;                 /* min_bytes, max_bytes, *_ratio_fine (6.2+) */
+        bool strict_limit;              /* strict_limit (6.2+) */
+        bool devices_trusted;           /* the devices' figures account for what is dirty: safe to act on */
+        uint64_t unaccounted_bytes;     /* dirty + writeback the devices did not show, last tick */
+        unsigned unaccounted_ticks;     /* consecutive ticks with a large unaccounted share */
+        bool unaccounted_seen;          /* it happened: the figures stay untrusted for this run */
+        char why[192];                  /* why the figures are not trusted, "" if they are */
+} kernel_support;
+
 typedef struct sample {
         uint64_t time_usec;            /* CLOCK_MONOTONIC */
         bool debugfs;                  /* per-BDI debugfs stats were readable */
+        kernel_support support;        /* filled by support_assess(): whether the figures can be acted on */
         global_state global;
         bdi_device *devices;           /* sorted by bdi name */
         size_t n_devices;

@@ -18,7 +18,10 @@
 #define CAP_HYSTERESIS_PERCENT 20           /* device caps follow a noisier estimate */
 #define STRICT_KEEP_PERCENT 60              /* a strict cap stays strict up to 60 % of the limit */
 #define MIN_SUM_PERCENT 50                  /* all min_bytes together stay below half the limit */
-#define FAST_FLUSH_BELOW_BYTES (32 * MB)    /* tiny limits: wake the flusher every second */
+#define FAST_FLUSH_BELOW_BYTES (32 * MB)    /* tiny limits: wake the flusher every second ... */
+#define FAST_FLUSH_ABOVE_BYTES (48 * MB)    /* ... until the limit is well above it again (no flapping) */
+#define BW_FORGET_USEC 60000000ULL          /* a speed not seen for a minute is forgotten (SLC caches refill) */
+#define KERNEL_BW_INITIAL (100 * MB)        /* the kernel's guess for a wb that never wrote (INIT_BW) */
 
 static void want(knob_decision *k, uint64_t value, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static void want(knob_decision *k, uint64_t value, const char *format, ...) {
@@ -105,10 +108,11 @@ static int state_sync(policy_state *st, const sample *s) {
         return 0;
 }
 
-/* The device is writing as fast as it can: a flusher chunk or more is in flight. Otherwise what
- * it wrote is the application's pace, not the device's. */
+/* The device is writing as fast as it can: a flusher chunk or more in flight and more waiting behind
+ * it. Otherwise what it wrote is the application's pace, not the device's. (Pages waiting for an NFS
+ * COMMIT count as writeback: without dirty data queued behind them they do not mean a busy device.) */
 static bool device_saturated(const bdi_device *d) {
-        return d->writeback_bytes >= BW_QUEUED_BYTES;
+        return d->writeback_bytes >= BW_QUEUED_BYTES && d->dirty_bytes >= BW_QUEUED_BYTES;
 }
 
 /* Add a tick to a decayed bytes/time pair; true once it holds BW_TRUST_USEC of time. */
@@ -124,31 +128,52 @@ static uint64_t rate_get(const rate_sum *r) {
         return r->usec > 0 ? (uint64_t) (r->bytes * 1e6 / r->usec) : 0;
 }
 
+/* The kernel's own estimate (WbWriteBandwidth), if it is about this stretch of writing: the device
+ * wrote in the last two ticks and the figure is not the kernel's initial guess. 0 if not. */
+static uint64_t kernel_fresh_bw(const policy_device_state *ds, const bdi_device *d) {
+        uint64_t bw = d->wb_bw_bytes_per_s ? d->wb_bw_bytes_per_s : d->kernel_bw_bytes_per_s;
+
+        if (ds->active_ticks < 2 || bw == KERNEL_BW_INITIAL || d->write_bw_bytes_per_s == 0)
+                return 0;
+        return bw;
+}
+
 /* Two estimates, both bytes over time decayed with BW_DECAY_USEC (completions arrive in bursts: a
  * throttled loop device finishes 8M every 2 s, so per-tick rates swing between 0 and 10x the truth):
  * the rate while saturated is the device's speed; the rate while active is a floor under it, since
- * a device that wrote that fast can, and it is what shows a fast device held back by a small cap. */
+ * a device that wrote that fast can, and it is what shows a fast device held back by a small cap.
+ * A tick counts as saturated only when the device was saturated at both of its ends; a speed not
+ * seen for BW_FORGET_USEC is forgotten, so a device that changed is measured again. */
 static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint64_t now_usec) {
         uint64_t dt_usec = now_usec - ds->last_time_usec, written;
         bool have_prev = ds->last_time_usec > 0 && now_usec > ds->last_time_usec &&
                          d->written_total_bytes >= ds->last_written_total;
+        bool saturated = device_saturated(d);
         uint64_t bw = 0;
 
         written = have_prev ? d->written_total_bytes - ds->last_written_total : 0;
         ds->last_time_usec = now_usec;
         ds->last_written_total = d->written_total_bytes;
+        ds->active_ticks = bdi_device_active(d) ? ds->active_ticks + 1 : 0;
 
-        if (have_prev && device_saturated(d) && rate_add(&ds->saturated, written, dt_usec))
+        if (saturated)
+                ds->saturated_usec = now_usec;
+        else if (ds->measured && now_usec > ds->saturated_usec + BW_FORGET_USEC && !bdi_device_active(d)) {
+                ds->measured = false;
+                ds->saturated = ds->active = (rate_sum) {};
+                ds->shown_bytes_per_s = 0;
+        }
+        if (have_prev && saturated && ds->was_saturated && rate_add(&ds->saturated, written, dt_usec))
                 ds->measured = true;
+        ds->was_saturated = saturated;
         if (have_prev && (written > 0 || d->backlog_bytes > 0) && rate_add(&ds->active, written, dt_usec))
                 ds->shown_bytes_per_s = rate_get(&ds->active);
 
         if (ds->measured)
-                bw = MAX(rate_get(&ds->saturated), ds->shown_bytes_per_s);
+                bw = MAX(MAX(rate_get(&ds->saturated), ds->shown_bytes_per_s), kernel_fresh_bw(ds, d));
         else
-                /* not seen saturated long enough: the kernel's estimate (it starts at 100 MB/s) */
-                bw = MAX(d->wb_bw_bytes_per_s ? d->wb_bw_bytes_per_s : d->kernel_bw_bytes_per_s,
-                         ds->shown_bytes_per_s);
+                /* not seen saturated long enough: what it showed, or the kernel's estimate if fresh */
+                bw = MAX(kernel_fresh_bw(ds, d), ds->shown_bytes_per_s);
         ds->bw_bytes_per_s = MAX(bw, BW_FLOOR_BYTES_PER_S);
 }
 
@@ -174,9 +199,10 @@ static void decide_global_limits(const sample *s, const config *c, policy_state 
                 target = c->dirty_bytes;
                 why = "pinned by the configuration";
         } else if (n_active > 0) {
-                target = clamp_u64(demand_bytes, c->min_dirty_bytes, MAX(ceiling, c->min_dirty_bytes));
+                /* on a small box the kernel's own limit may be below min_dirty_bytes: it wins */
+                target = clamp_u64(demand_bytes, MIN(c->min_dirty_bytes, ceiling), ceiling);
                 why = target == demand_bytes ? "sum of active devices' bandwidth x backlog target"
-                    : target == c->min_dirty_bytes ? "sum of bandwidth x target, raised to min_dirty_bytes"
+                    : target == MIN(c->min_dirty_bytes, ceiling) ? "sum of bandwidth x target, raised to min_dirty_bytes"
                     : "sum of bandwidth x target, capped at the ceiling";
         } else if (st->dirty_bytes) {
                 target = st->dirty_bytes;
@@ -205,12 +231,17 @@ static void decide_global_limits(const sample *s, const config *c, policy_state 
                      format_bytes(a, sizeof a, limit));
 }
 
-/* limit: the dirty limit we are heading for */
-static void decide_intervals(const config *c, uint64_t limit, decision *out) {
+/* limit: the dirty limit we are heading for. Every change of dirty_writeback_centisecs wakes the
+ * flushers of every device: the tiny-limit mode has a band so a limit near the line does not flap. */
+static void decide_intervals(const config *c, policy_state *st, uint64_t limit, decision *out) {
         char a[16];
 
         want(&out->global[KNOB_DIRTY_EXPIRE_CENTISECS], c->max_age_ms / 10, "max_age %" PRIu64 " ms", c->max_age_ms);
         if (limit > 0 && limit < FAST_FLUSH_BELOW_BYTES)
+                st->fast_flush = true;
+        else if (limit == 0 || limit > FAST_FLUSH_ABOVE_BYTES)
+                st->fast_flush = false;
+        if (st->fast_flush)
                 want(&out->global[KNOB_DIRTY_WRITEBACK_CENTISECS], 100,
                      "limit %s is tiny: wake the flusher every second", format_bytes(a, sizeof a, limit));
         else
@@ -231,6 +262,19 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                 want(kmin, MIN(dc->min_bytes, limit), "min_bytes from [device \"%s\"]", dc->match);
 
         floor = c->min_device_bytes;
+        if (!dd->active && !(dc && dc->max_bytes)) {
+                /* an idle device needs no new cap; one it has keeps still until its speed is forgotten */
+                if (ds->max_bytes && ds->measured) {
+                        want(kmax, ds->max_bytes, "idle: keeping its cap (bandwidth %s/s when last measured)",
+                             format_bytes(a, sizeof a, ds->bw_bytes_per_s));
+                        if (ds->strict)
+                                want(kstrict, 1, "idle: keeping its strict cap");
+                        return;
+                }
+                ds->max_bytes = 0;
+                ds->strict = false;
+                return;
+        }
         if (ds->measured) {
                 cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
                 snprintf(kmax->reason, sizeof kmax->reason, "bandwidth %s/s x %.1f s target",
@@ -240,11 +284,12 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                 cap = MAX(c->unmeasured_device_bytes, floor);
                 snprintf(kmax->reason, sizeof kmax->reason,
                          "speed not measured yet: presumed slow until it writes at full speed for 1 s");
-                if (mul_div(ds->shown_bytes_per_s, target_ms, 1000) > cap) {
-                        /* held back by that cap, it still wrote this fast: let it have what it showed */
-                        cap = mul_div(ds->shown_bytes_per_s, target_ms, 1000);
-                        snprintf(kmax->reason, sizeof kmax->reason, "not saturated yet, but it wrote %s/s x %.1f s target",
-                                 format_bytes(a, sizeof a, ds->shown_bytes_per_s), (double) target_ms / 1000.0);
+                if (mul_div(ds->bw_bytes_per_s, target_ms, 1000) > cap) {
+                        /* held back by that cap, it still wrote this fast (or the kernel's fresh estimate
+                         * says so): let it have that */
+                        cap = mul_div(ds->bw_bytes_per_s, target_ms, 1000);
+                        snprintf(kmax->reason, sizeof kmax->reason, "not saturated yet, but it writes %s/s x %.1f s target",
+                                 format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
                 }
         } else if (dc && dc->max_bytes)
                 cap = UINT64_MAX;
@@ -351,13 +396,23 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
 
         decide_global_limits(s, c, st, demand_bytes, n_active, out);
         limit = st->dirty_bytes ? st->dirty_bytes : s->global.dirty_thresh_bytes;
-        decide_intervals(c, limit, out);
+        decide_intervals(c, st, limit, out);
 
         /* pass 2: per-device caps against the limit we are heading for */
         for (size_t i = 0; i < s->n_devices; i++)
                 if (out->devices[i].managed)
                         decide_device(dcs[i], c, &st->devices[i], limit, &out->devices[i]);
         scale_minimums(out, limit);
+        if (!s->support.devices_trusted) {
+                /* acting on figures that miss dirty data could cut a limit below what is dirty */
+                snprintf(out->caution, sizeof out->caution, "%.140s: global limits and device caps left as they are",
+                         s->support.why[0] ? s->support.why : "the per-device figures cannot be trusted");
+                out->global[KNOB_DIRTY_BYTES].wanted = out->global[KNOB_DIRTY_BACKGROUND_BYTES].wanted = false;
+                for (size_t i = 0; i < out->n_devices; i++)
+                        for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
+                                if (!out->devices[i].knobs[j].wanted || !strstr(out->devices[i].knobs[j].reason, "[device"))
+                                        out->devices[i].knobs[j].wanted = false;
+        }
         for (size_t i = 0; i < out->n_devices; i++) {
                 device_decision *dd = &out->devices[i];
                 const knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];

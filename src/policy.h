@@ -30,6 +30,7 @@ typedef struct device_decision {
 
 typedef struct decision {
         knob_decision global[_KNOB_GLOBAL_MAX];
+        char caution[192];         /* why the limits and caps are left alone this tick, "" if they are not */
         device_decision *devices;  /* same order as the sample's devices */
         size_t n_devices;
 } decision;
@@ -46,6 +47,9 @@ typedef struct policy_device_state {
         uint64_t max_bytes;             /* last desired cap (for slew), 0 = none */
         bool strict;                    /* last desired strict_limit */
         bool measured;                  /* bw_bytes_per_s comes from saturated time, not the kernel's guess */
+        bool was_saturated;             /* at the previous sample: a tick counts only if saturated at both ends */
+        uint64_t saturated_usec;        /* when it was last seen saturated (0: never) */
+        uint64_t active_ticks;          /* consecutive samples it was active in */
         rate_sum saturated;             /* written while saturated, and for how long */
         rate_sum active;                /* written while active, and for how long */
         uint64_t shown_bytes_per_s;     /* the device has shown it writes at least this fast, 0 = not yet */
@@ -55,6 +59,7 @@ typedef struct policy_device_state {
 
 typedef struct policy_state {
         uint64_t dirty_bytes;            /* last desired global limit (for slew), 0 = none yet */
+        bool fast_flush;                 /* the limit is tiny: the flusher wakes every second */
         uint64_t original_dirty_limit_bytes;  /* the kernel's limit before we changed anything */
         policy_device_state *devices;
         size_t n_devices;
