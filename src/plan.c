@@ -156,8 +156,14 @@ static uint64_t target_ppm(const plan_input *in, const plan_device *d, const kno
 /* Apply the per-device rules to the targets: values beyond the limit are EINVAL, min <= max. */
 static void clamp_device(const plan_input *in, const plan_device *d, uint64_t thresh_pages, devwork *w) {
         knob_target *tmin = &w->t[DK(KNOB_MIN_BYTES)], *tmax = &w->t[DK(KNOB_MAX_BYTES)];
-        uint64_t limit = limit_bytes(in, thresh_pages), max_bytes;
+        const knob_owner *omax = d->owner ? &d->owner[DK(KNOB_MAX_BYTES)] : NULL;
+        uint64_t limit = limit_bytes(in, thresh_pages), max_bytes, original_ppm;
 
+        /* a bound the kernel or an admin set (FUSE's 1 %) is never raised: it is there on purpose */
+        original_ppm = omax && omax->saved ? knob_setting_ppm(omax->original)
+                                           : knob_setting_ppm(d->now[DK(KNOB_MAX_BYTES)].setting);
+        if (original_ppm < KNOB_PPM_FULL)
+                limit = MIN(limit, knob_ppm_to_bytes(original_ppm, thresh_pages, in->page_size));
         if (tmax->kind == TARGET_VALUE && tmax->value > limit)
                 tmax->value = limit;
         if (tmin->kind == TARGET_VALUE && tmin->value > limit)

@@ -197,6 +197,8 @@ static void test_device_order(void) {
         printf("# min <= max after every write: raising min above the current max raises max first\n");
         fixture_init(&f, 1, true);
         f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 100000);
+        DOWN(&f, 0, KNOB_MAX_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, KNOB_PPM_FULL },
+                                                     .written = true, .ours = { KNOB_FORM_FINE, 100000 } };
         DT(&f, 0, KNOB_MIN_BYTES) = value(300 * M);
         DT(&f, 0, KNOB_MAX_BYTES) = value(500 * M);
         CHECK(build(&f));
@@ -256,6 +258,8 @@ static void test_drift(void) {
         fixture_init(&f, 1, true);
         /* 16M of the 781M limit is 20480 ppm; 20600 is within 1 % */
         f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 20600);
+        DOWN(&f, 0, KNOB_MAX_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, KNOB_PPM_FULL },
+                                                     .written = true, .ours = { KNOB_FORM_FINE, 20600 } };
         DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);
         CHECK(build(&f));
         CHECK_EQ_U64(f.p.n_ops, 0);
@@ -333,7 +337,31 @@ static void test_ownership(void) {
         plan_done(&f.p);
 }
 
+static void test_kernel_bounds(void) {
+        fixture f;
+
+        printf("# a max the kernel set low on purpose (FUSE: 1 %%) is never raised\n");
+        fixture_init(&f, 1, true);
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 10000);
+        DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);      /* 2 % of the limit */
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 0);
+        printf("# ... nor after our own write: the original bounds it\n");
+        DOWN(&f, 0, KNOB_MAX_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, 10000 },
+                                                     .written = true, .ours = { KNOB_FORM_FINE, 5000 } };
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 5000);
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 1);
+        CHECK_EQ_U64(f.p.ops[0].expect.value, 10000);
+        printf("# a lower cap is fine\n");
+        DT(&f, 0, KNOB_MAX_BYTES) = value(4 * M);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 4194304", NULL }));
+        plan_done(&f.p);
+}
+
 int main(void) {
+        test_kernel_bounds();
         test_globals();
         test_device_order();
         test_min_sum();
