@@ -308,13 +308,20 @@ static const char *op_reason(const plan_op *o) {
         return o->reason && *o->reason ? o->reason : (o->restore ? "restoring the original" : "policy");
 }
 
+/* The value before, in the form written: bytes for bytes, the ratio for a ratio. */
+static const char *op_old_to_string(const plan_op *o, char *buf, size_t size) {
+        if (o->form == KNOB_FORM_SELF && knob_get(o->knob)->kind == KNOB_KIND_OF_LIMIT)
+                return knob_value_to_string(o->knob, o->old_value, buf, size);
+        return knob_setting_to_string(o->knob, o->old, buf, size);
+}
+
 static void log_change(const char *bdi, const plan_op *o) {
         char f_dev[96], f_knob[64], f_old[96], f_new[96], f_reason[256], old[64], new[64];
         const char *fields[] = { f_dev, f_knob, f_old, f_new, f_reason, NULL };
         const char *dev = bdi ? bdi : "global";
         const char *reason = op_reason(o);
 
-        knob_setting_to_string(o->knob, o->old, old, sizeof old);
+        op_old_to_string(o, old, sizeof old);
         knob_setting_to_string(o->knob, (knob_setting) { o->form, o->value }, new, sizeof new);
         snprintf(f_dev, sizeof f_dev, "WBTUNED_DEVICE=%s", dev);
         snprintf(f_knob, sizeof f_knob, "WBTUNED_KNOB=%s", knob_name(o->knob));
@@ -342,6 +349,13 @@ static int read_setting(const actuator *a, const char *bdi, knob_id k, knob_now 
 }
 
 enum { OP_DONE, OP_SKIPPED, OP_GONE, OP_REFUSED };
+
+/* A write said ENOENT: is the device gone, or only that file? (min_ratio exists on every kernel) */
+static bool device_gone(const actuator *a, const char *bdi) {
+        uint64_t v;
+
+        return is_gone(read_file_u64(a, bdi, "min_ratio", &v));
+}
 
 /* Probe before the first write of a knob: a read-only file is refused without writing anything. */
 static int op_probe(actuator *a, const plan_input *in, const plan_op *o, knob_owner *ow) {
@@ -377,7 +391,7 @@ static int op_run(actuator *a, const plan_input *in, const plan_op *o, knob_owne
         r = io_write(a, path, value);
         if (r < 0) {
                 a->failures_total++;
-                if (bdi && is_gone(r))
+                if (bdi && is_gone(r) && device_gone(a, bdi))
                         return OP_GONE;
                 if (is_refusal(r)) {
                         ow->refused = r;
@@ -708,7 +722,7 @@ static int pipeline(actuator *a, const sample *s, const decision *dec, bool rest
                 planned_done(&p);
                 return r;
         }
-        r = plan_build(&p.in, &pl);
+        r = plan_build_part(&p.in, print_only ? PLAN_ALL : PLAN_GLOBALS, &pl);
         if (r < 0) {
                 planned_done(&p);
                 return log_oom_error();
@@ -722,14 +736,31 @@ static int pipeline(actuator *a, const sample *s, const decision *dec, bool rest
                         knob_path(a, bdi, knob_form_file(o->knob, o->form), path, sizeof path);
                         fprintf(print_only, "write %s %" PRIu64 "\t# %s %s %s -> %s: %s\n", path, o->value,
                                 bdi ? bdi : "global", knob_name(o->knob),
-                                knob_setting_to_string(o->knob, o->old, old, sizeof old),
+                                op_old_to_string(o, old, sizeof old),
                                 knob_setting_to_string(o->knob, (knob_setting) { o->form, o->value }, new, sizeof new),
                                 op_reason(o));
                 }
                 r = 0;
-        } else
+        } else {
                 /* a stop or `restore` tries everything now; the tick backs off from what failed */
-                r = plan_run(a, &p.in, &pl, !restore_all && !only_bdi);
+                bool use_backoff = !restore_all && !only_bdi;
+                int k;
+
+                r = plan_run(a, &p.in, &pl, use_backoff);
+                /* the devices' bytes are ratios of the limit really in force, whatever became of the
+                 * global writes: plan them after those, against the thresholds read again */
+                if (pl.n_ops > 0 && read_thresholds(a, &p.in.thresh_pages, &p.in.bg_thresh_pages) < 0)
+                        log_debug("Failed to read the thresholds again, planning the devices on the old ones.");
+                plan_done(&pl);
+                k = plan_build_part(&p.in, PLAN_DEVICES, &pl);
+                if (k < 0) {
+                        planned_done(&p);
+                        return log_oom_error();
+                }
+                k = plan_run(a, &p.in, &pl, use_backoff);
+                if (r == 0)
+                        r = k;
+        }
         /* devices with nothing left to hold are forgotten */
         for (size_t i = 0; i < a->n_devices;) {
                 if (!dev_holds(a->devices[i]) && !print_only)
@@ -795,7 +826,7 @@ size_t actuator_release_overrides(actuator *a) {
 
 /* Is what the kernel holds one of the values a crashed run wrote or was about to write? */
 static bool crashed_run_wrote(const saved_entry *e, knob_setting now) {
-        if (e->written && knob_setting_equal(now, e->written_setting))
+        if (e->written && knob_setting_same(now, e->written_setting))
                 return true;
         if (!e->pending || now.form != e->pending_setting.form)
                 return false;
@@ -841,7 +872,7 @@ int actuator_recover(actuator *a, char **ret_error) {
                                 continue;   /* the device is gone with its knobs */
                         log_warning_errno(r, "Failed to read %s %s, keeping it in %s: %m", bdi ? bdi : "global",
                                           knob_name(e->knob), a->saved_path);
-                } else if (knob_setting_equal(now.setting, e->original))
+                } else if (knob_setting_same(now.setting, e->original))
                         continue;
                 else if (!crashed_run_wrote(e, now.setting)) {
                         log_notice("%s %s is %s, which the previous run did not write: someone changed it, leaving it "

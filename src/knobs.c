@@ -113,6 +113,16 @@ bool knob_setting_equal(knob_setting a, knob_setting b) {
         return a.form == b.form && a.value == b.value;
 }
 
+bool knob_setting_same(knob_setting a, knob_setting b) {
+        if (a.form == b.form)
+                return a.value == b.value;
+        if (a.form == KNOB_FORM_FINE && b.form == KNOB_FORM_RATIO)
+                return a.value / 10000 == b.value;
+        if (a.form == KNOB_FORM_RATIO && b.form == KNOB_FORM_FINE)
+                return b.value / 10000 == a.value;
+        return false;
+}
+
 int knob_check_value(knob_id k, knob_form f, uint64_t value, uint64_t page_size) {
         const knob_info *info = knob_get(k);
         uint64_t min, max;

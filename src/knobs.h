@@ -88,6 +88,9 @@ int knob_form_from_file(knob_id k, const char *file);
 knob_unit knob_form_unit(knob_id k, knob_form f);
 const char *knob_unit_name(knob_unit u);                /* "bytes", "centisecs", "bool", "percent", "ppm" */
 bool knob_setting_equal(knob_setting a, knob_setting b);
+/* The kernel holds the same thing: equal, or for a share of the limit the same ratio read through its
+ * ppm and its percent file (the percent file is the ppm rounded down). */
+bool knob_setting_same(knob_setting a, knob_setting b);
 
 /* Is value acceptable for the kernel in this form of the knob? page_size for the 2-page minimum of
  * dirty_bytes. 0 or -ERANGE/-EINVAL (no such form). */

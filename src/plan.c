@@ -47,7 +47,7 @@ knob_target plan_target(bool wanted, uint64_t value, const char *reason, const k
 
 bool plan_overridden(const knob_now *now, const knob_owner *owner) {
         return owner && owner->written && !owner->overridden && now->readable &&
-               !knob_setting_equal(now->setting, owner->ours);
+               !knob_setting_same(now->setting, owner->ours);
 }
 
 /* ---- globals ------------------------------------------------------------------------------ */
@@ -59,7 +59,7 @@ static bool plan_global(const plan_input *in, knob_id k, plan_op *o) {
         const knob_owner *owner = &in->global_owner[k];
 
         *o = (plan_op) { .device = PLAN_GLOBAL, .knob = k, .needs = SIZE_MAX, .old = now->setting,
-                         .reason = t->reason };
+                         .old_value = now->value, .reason = t->reason };
         switch (t->kind) {
         case TARGET_VALUE:
                 if (knob_check_value(k, KNOB_FORM_SELF, t->value, in->page_size) < 0)
@@ -182,9 +182,10 @@ static bool plan_of_limit(const plan_input *in, const plan_device *d, size_t di,
         const knob_owner *owner = d->owner ? &d->owner[DK(k)] : NULL;
         uint64_t want_ppm, cur_ppm = knob_setting_ppm(now->setting), tol_ppm;
 
-        *o = (plan_op) { .device = di, .knob = k, .needs = SIZE_MAX, .old = now->setting, .reason = t->reason };
+        *o = (plan_op) { .device = di, .knob = k, .needs = SIZE_MAX, .old = now->setting, .old_value = now->value,
+                         .reason = t->reason };
         if (t->kind == TARGET_RESTORE) {
-                if (!owner || !owner->saved || knob_setting_equal(now->setting, owner->original))
+                if (!owner || !owner->saved || knob_setting_same(now->setting, owner->original))
                         return false;
                 o->form = owner->original.form;
                 o->value = owner->original.value;
@@ -198,6 +199,9 @@ static bool plan_of_limit(const plan_input *in, const plan_device *d, size_t di,
         want_ppm = knob_bytes_to_ppm(t->value, thresh_pages, in->page_size);
         /* the kernel keeps a ratio of the limit: one page or 1 % off is the same setting */
         tol_ppm = want_ppm * BYTES_TOLERANCE_PERCENT / 100 + knob_bytes_to_ppm(in->page_size, thresh_pages, in->page_size);
+        /* a setting read in whole percents is only that precise */
+        if (now->setting.form == KNOB_FORM_RATIO)
+                tol_ppm = MAX(tol_ppm, 10000);
         if (cur_ppm + tol_ppm >= want_ppm && cur_ppm <= want_ppm + tol_ppm)
                 return false;
         if (now->has[KNOB_FORM_SELF]) {
@@ -359,6 +363,10 @@ static int plan_devices(const plan_input *in, uint64_t thresh_pages, op_list *op
 /* ---- the whole plan ------------------------------------------------------------------------- */
 
 int plan_build(const plan_input *in, plan *ret) {
+        return plan_build_part(in, PLAN_ALL, ret);
+}
+
+int plan_build_part(const plan_input *in, unsigned parts, plan *ret) {
         _cleanup_free_ plan_input *copy = NULL;
         _cleanup_free_ plan_device *devices = NULL;
         op_list ops = {};
@@ -376,14 +384,14 @@ int plan_build(const plan_input *in, plan *ret) {
         copy->devices = devices;
 
         /* a knob that is no longer what we wrote was set by someone else: note it, and hands off */
-        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
+        for (knob_id k = 0; (parts & PLAN_GLOBALS) && k < _KNOB_GLOBAL_MAX; k++)
                 if (plan_overridden(&in->global_now[k], &in->global_owner[k])) {
                         r = add_note(&notes, PLAN_NOTE_OVERRIDDEN, PLAN_GLOBAL, k, in->global_now[k].setting);
                         if (r < 0)
                                 goto fail;
                         copy->global_target[k] = (knob_target) { TARGET_NONE, 0, NULL };
                 }
-        for (size_t i = 0; i < in->n_devices; i++)
+        for (size_t i = 0; (parts & PLAN_DEVICES) && i < in->n_devices; i++)
                 for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
                         if (devices[i].owner && plan_overridden(&devices[i].now[j], &devices[i].owner[j])) {
                                 r = add_note(&notes, PLAN_NOTE_OVERRIDDEN, i, (knob_id) (KNOB_DEVICE_FIRST + j),
@@ -393,12 +401,17 @@ int plan_build(const plan_input *in, plan *ret) {
                                 devices[i].target[j] = (knob_target) { TARGET_NONE, 0, NULL };
                         }
 
-        r = plan_globals(copy, &ops, &thresh_pages);
-        if (r < 0)
-                goto fail;
-        r = plan_devices(copy, thresh_pages, &ops, &notes);
-        if (r < 0)
-                goto fail;
+        if (parts & PLAN_GLOBALS) {
+                r = plan_globals(copy, &ops, &thresh_pages);
+                if (r < 0)
+                        goto fail;
+        } else
+                thresh_pages = in->thresh_pages;
+        if (parts & PLAN_DEVICES) {
+                r = plan_devices(copy, thresh_pages, &ops, &notes);
+                if (r < 0)
+                        goto fail;
+        }
         *ret = (plan) { .ops = ops.v, .n_ops = ops.n, .notes = notes.v, .n_notes = notes.n,
                         .thresh_pages_after = thresh_pages };
         return 0;

@@ -71,6 +71,7 @@ typedef struct plan_op {
         bool restore;                   /* the saved original */
         size_t needs;                   /* index of an op that must have been written first, SIZE_MAX: none */
         knob_setting old;               /* what the kernel held */
+        uint64_t old_value;             /* its own file before the write (bytes of a share of the limit) */
         knob_setting expect;            /* what it should hold afterwards (predicted for the *_bytes forms) */
         uint64_t readback_tolerance;    /* the own file may read back this far from value */
         const char *reason;
@@ -102,11 +103,20 @@ typedef struct plan {
  * the original; left alone when someone else set it or the kernel refuses writes. */
 knob_target plan_target(bool wanted, uint64_t value, const char *reason, const knob_owner *owner, bool restore_all);
 
+typedef enum plan_part {
+        PLAN_GLOBALS = 1 << 0,
+        PLAN_DEVICES = 1 << 1,
+        PLAN_ALL = PLAN_GLOBALS | PLAN_DEVICES,
+} plan_part;
+
 /* Build the ordered writes. Globals first (the device bytes are ratios of the global limit), then
  * devices lowering their min before those raising it; in a device strict_limit=0 first, min/max so
  * that min <= max holds after each write, strict_limit=1 last and only after its max_bytes.
  * 0 or -ENOMEM. */
 int plan_build(const plan_input *in, plan *ret);
+/* Only some parts. PLAN_DEVICES alone plans against in->thresh_pages as it is, so a runner that has
+ * done the global writes (or failed to) plans the devices against the limit really in force. */
+int plan_build_part(const plan_input *in, unsigned parts, plan *ret);
 void plan_done(plan *p);
 
 /* Was this knob changed by someone else since our last write? (now vs what we read back) */

@@ -94,6 +94,12 @@ static int fsync_directory_of(const char *path) {
         return 0;
 }
 
+static unsigned long n_writes;
+
+unsigned long saved_file_writes(void) {
+        return n_writes;
+}
+
 int saved_file_write(const char *path, const saved_entry *entries, size_t n) {
         _cleanup_free_ char *tmp = NULL, *buf = NULL;
         _cleanup_close_ int fd = -1;
@@ -103,6 +109,7 @@ int saved_file_write(const char *path, const saved_entry *entries, size_t n) {
         if (n == 0) {
                 if (unlink(path) < 0 && errno != ENOENT)
                         return log_error_errno(errno, "Failed to remove %s: %m", path);
+                n_writes++;
                 return 0;
         }
         buf = format_entries(entries, n, &size);
@@ -131,6 +138,7 @@ int saved_file_write(const char *path, const saved_entry *entries, size_t n) {
                 r = -errno;
                 goto fail;
         }
+        n_writes++;
         r = fsync_directory_of(path);
         if (r < 0)
                 log_warning_errno(r, "Failed to sync the directory of %s: %m", path);

@@ -25,6 +25,9 @@ typedef struct saved_entry {
  * the directory. No entries: the file is removed. 0 or -errno (logged with the path). */
 int saved_file_write(const char *path, const saved_entry *entries, size_t n);
 
+/* How many times this process has replaced or removed the file (each costs an fsync). */
+unsigned long saved_file_writes(void);
+
 /* Read and check the file: it must be a regular file (not a symlink, FIFO or device) owned by the
  * daemon's user and writable by nobody else, at most SAVED_FILE_MAX_BYTES, with a known version line,
  * a valid checksum, and every value within the kernel's range for its knob and file.

@@ -38,7 +38,7 @@ fake_bdi *fake_kernel_bdi(fake_kernel *fk, const char *name) {
         return NULL;
 }
 
-void fake_kernel_fail(fake_kernel *fk, const char *suffix, int error, int count) {
+static void add_fault(fake_kernel *fk, const char *suffix, int error, int count, bool on_read) {
         if (count == 0) {
                 fk->n_faults = 0;
                 return;
@@ -49,6 +49,32 @@ void fake_kernel_fail(fake_kernel *fk, const char *suffix, int error, int count)
         snprintf(f->suffix, sizeof f->suffix, "%s", suffix);
         f->error = error;
         f->remaining = count;
+        f->on_read = on_read;
+}
+
+void fake_kernel_fail(fake_kernel *fk, const char *suffix, int error, int count) {
+        add_fault(fk, suffix, error, count, false);
+}
+
+void fake_kernel_fail_read(fake_kernel *fk, const char *suffix, int error, int count) {
+        add_fault(fk, suffix, error, count, true);
+}
+
+/* The fault for this path, if one is due (counted down). */
+static fake_fault *take_fault(fake_kernel *fk, const char *path, bool on_read) {
+        size_t plen = strlen(path);
+
+        for (size_t i = 0; i < fk->n_faults; i++) {
+                fake_fault *f = &fk->faults[i];
+                size_t slen = strlen(f->suffix);
+                if (f->on_read != on_read || f->remaining == 0 || plen < slen ||
+                    strcmp(path + plen - slen, f->suffix) != 0)
+                        continue;
+                if (f->remaining > 0)
+                        f->remaining--;
+                return f;
+        }
+        return NULL;
 }
 
 void fake_kernel_remove_bdi(fake_kernel *fk, const char *name) {
@@ -142,6 +168,19 @@ static int fake_read(void *userdata, const char *path, char *buf, size_t size) {
         const char *file = NULL;
         fake_bdi *b = NULL;
         uint64_t v, limit_bytes = fake_kernel_thresh_pages(fk) * FAKE_PAGE_SIZE;
+        fake_fault *fault = take_fault(fk, path, true);
+
+        if (fault) {
+                if (fault->error == FAKE_SHORT_READ) {
+                        buf[0] = 0;
+                        return 0;
+                }
+                if (fault->error == FAKE_GARBAGE_READ) {
+                        snprintf(buf, size, "12x\n\x01");
+                        return 0;
+                }
+                return -fault->error;
+        }
 
         switch (parse_path(fk, path, &file, &b)) {
         case W_VM: {
@@ -276,7 +315,7 @@ static int fake_write(void *userdata, const char *path, const char *value) {
         uint64_t v;
         where w;
         int r = 0;
-        size_t plen = strlen(path);
+        fake_fault *fault;
 
         w = parse_path(fk, path, &file, &b);
         if (w == W_VM)
@@ -288,16 +327,9 @@ static int fake_write(void *userdata, const char *path, const char *value) {
         if (w == W_BDI)
                 snprintf(entry + strlen(entry), sizeof entry - strlen(entry), " %s", value);
 
-        for (size_t i = 0; i < fk->n_faults; i++) {
-                fake_fault *f = &fk->faults[i];
-                size_t slen = strlen(f->suffix);
-                if (f->remaining == 0 || plen < slen || strcmp(path + plen - slen, f->suffix) != 0)
-                        continue;
-                if (f->remaining > 0)
-                        f->remaining--;
-                r = -f->error;
-                break;
-        }
+        fault = take_fault(fk, path, false);
+        if (fault && fault->error > 0)
+                r = -fault->error;
         if (r == 0) {
                 if (parse_u64(value, &v) < 0)
                         r = -EINVAL;
@@ -308,6 +340,9 @@ static int fake_write(void *userdata, const char *path, const char *value) {
                 else
                         r = -EACCES;
         }
+        /* the write landed, then the device went (a stick pulled between our read and our next write) */
+        if (fault && fault->error == FAKE_VANISH && w == W_BDI && b)
+                b->present = false;
         if (r < 0)
                 snprintf(entry + strlen(entry), sizeof entry - strlen(entry), " !%s", strerrorname_np(-r));
         log_add(fk, entry);
@@ -323,7 +358,7 @@ static int fake_writable(void *userdata, const char *path) {
                 const fake_fault *f = &fk->faults[i];
                 size_t slen = strlen(f->suffix);
 
-                if (f->remaining == 0 || plen < slen || strcmp(path + plen - slen, f->suffix) != 0)
+                if (f->on_read || f->remaining == 0 || plen < slen || strcmp(path + plen - slen, f->suffix) != 0)
                         continue;
                 if (f->error == EROFS || f->error == EACCES || f->error == EPERM)
                         return -f->error;

@@ -25,10 +25,17 @@ typedef struct fake_bdi {
 } fake_bdi;
 
 typedef struct fake_fault {
-        char suffix[96];           /* matched against the end of the written path */
-        int error;                 /* positive errno */
+        char suffix[96];           /* matched against the end of the path */
+        int error;                 /* positive errno, or FAKE_SHORT_READ / FAKE_GARBAGE_READ / FAKE_VANISH */
         int remaining;             /* < 0: forever */
+        bool on_read;              /* a read fault, else a write fault */
 } fake_fault;
+
+/* Fault kinds beyond an errno: a read that returns nothing, one that returns text that is no number,
+ * and a write after which the device is gone (it vanished between the read and the write). */
+#define FAKE_SHORT_READ   -1
+#define FAKE_GARBAGE_READ -2
+#define FAKE_VANISH       -3
 
 typedef struct fake_kernel {
         fake_vm vm;
@@ -50,6 +57,9 @@ knob_io fake_kernel_io(fake_kernel *fk);
 fake_bdi *fake_kernel_bdi(fake_kernel *fk, const char *name);
 /* Make writes to paths ending in suffix fail with error (positive errno) count times (< 0: always; 0: clear all). */
 void fake_kernel_fail(fake_kernel *fk, const char *suffix, int error, int count);
+/* Make reads of paths ending in suffix fail (error: positive errno, FAKE_SHORT_READ, FAKE_GARBAGE_READ)
+ * count times (< 0: always). fake_kernel_fail(fk, NULL, 0, 0) clears these too. */
+void fake_kernel_fail_read(fake_kernel *fk, const char *suffix, int error, int count);
 /* The device disappears: every file of it is ENOENT. */
 void fake_kernel_remove_bdi(fake_kernel *fk, const char *name);
 

@@ -788,6 +788,33 @@ static void test_recover(void) {
                 actuator_free(a);
         }
         unlink(saved_path);
+
+        printf("# a saved file naming 8000 devices that are gone: one pass, the file written once\n");
+        {
+                saved_entry *many = calloc(8000, sizeof *many);
+                unsigned long writes;
+                uint64_t t0;
+
+                CHECK(many != NULL);
+                for (size_t i = 0; many && i < 8000; i++) {
+                        snprintf(many[i].bdi, sizeof many[i].bdi, "9:%zu", i);
+                        many[i].knob = KNOB_MAX_BYTES;
+                        many[i].original = (knob_setting) { KNOB_FORM_FINE, KNOB_PPM_FULL };
+                        many[i].written = true;
+                        many[i].written_setting = (knob_setting) { KNOB_FORM_FINE, 10000 };
+                }
+                CHECK(many && saved_file_write(saved_path, many, 8000) == 0);
+                free(many);
+                CHECK(new_actuator(fk, &a) == 0);
+                writes = saved_file_writes();
+                t0 = now_usec();
+                CHECK(actuator_recover(a, NULL) == 1);
+                printf("# recovered in %.3f s, %lu file writes\n", (double) (now_usec() - t0) / 1e6,
+                       saved_file_writes() - writes);
+                CHECK(saved_file_writes() - writes <= 1);
+                CHECK(!saved_exists());
+                actuator_free(a);
+        }
         fake_kernel_free(fk);
 }
 
@@ -883,6 +910,92 @@ static void test_unwritable_saved_file(void) {
         actuator_free(a);
         unlink(saved_path);
         fake_kernel_free(fk);
+}
+
+/* Every read and write point of an apply, with every kind of fault: no crash, no knob left half-changed
+ * once the fault is gone and everything restored, no retry storm. */
+static void test_fault_matrix(void) {
+        static const char *const read_points[] = {
+                "/vm/dirty_bytes", "/vm/dirty_ratio", "/vm/dirty_background_bytes", "/vm/dirty_background_ratio",
+                "/vm/dirty_writeback_centisecs", "/vm/dirty_expire_centisecs", "/proc/vmstat",
+                "/7:1/min_ratio", "/7:1/max_ratio", "/7:1/min_ratio_fine", "/7:1/max_ratio_fine", "/7:1/min_bytes",
+                "/7:1/max_bytes", "/7:1/strict_limit",
+        };
+        static const char *const write_points[] = {
+                "/vm/dirty_bytes", "/vm/dirty_background_bytes", "/vm/dirty_expire_centisecs",
+                "/vm/dirty_ratio", "/vm/dirty_background_ratio",
+                "/7:1/min_bytes", "/7:1/max_bytes", "/7:1/strict_limit", "/7:1/max_ratio_fine", "/7:1/min_ratio_fine",
+        };
+        static const int read_faults[] = { EINVAL, EBUSY, EROFS, ENOENT, EACCES, FAKE_SHORT_READ, FAKE_GARBAGE_READ };
+        static const int write_faults[] = { EINVAL, EBUSY, EROFS, ENOENT, EACCES, FAKE_VANISH };
+        unsigned cases = 0;
+
+        printf("# faults at every read and write point: no crash, nothing left changed, no storm\n");
+        for (int pass = 0; pass < 2; pass++) {
+                size_t n_points = pass == 0 ? ELEMENTSOF(read_points) : ELEMENTSOF(write_points);
+                size_t n_faults = pass == 0 ? ELEMENTSOF(read_faults) : ELEMENTSOF(write_faults);
+
+                for (size_t p = 0; p < n_points; p++)
+                        for (size_t f = 0; f < n_faults; f++) {
+                                fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 3);
+                                decision d = empty_decision();
+                                device_decision *dd;
+                                sample s = make_sample(fk, 10 * SEC);
+                                actuator *a;
+                                size_t writes;
+                                bool ok;
+
+                                want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "x");
+                                want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 200 * M, "x");
+                                want(&d.global[KNOB_DIRTY_EXPIRE_CENTISECS], 1500, "x");
+                                dd = add_device(&d, "7:1");
+                                want(dk(dd, KNOB_MIN_BYTES), 4 * M, "x");
+                                want(dk(dd, KNOB_MAX_BYTES), 16 * M, "x");
+                                want(dk(dd, KNOB_STRICT_LIMIT), 1, "x");
+                                add_device(&d, "7:2");
+                                if (new_actuator(fk, &a) < 0) {
+                                        CHECK(false);
+                                        fake_kernel_free(fk);
+                                        continue;
+                                }
+                                if (pass == 0)
+                                        fake_kernel_fail_read(fk, read_points[p], read_faults[f], -1);
+                                else
+                                        fake_kernel_fail(fk, write_points[p], write_faults[f], -1);
+                                (void) actuator_apply(a, &s, &d);
+                                writes = fk->n_log;
+                                /* a tick later, within the back-off: nothing new is tried */
+                                s.time_usec += SEC;
+                                (void) actuator_apply(a, &s, &d);
+                                ok = fk->n_log == writes;
+                                /* the fault goes; a stop puts back every knob the daemon changed */
+                                fake_kernel_fail(fk, NULL, 0, 0);
+                                ok = actuator_restore_all(a) == 0 && ok;
+                                if (fake_kernel_bdi(fk, "7:1")->present)
+                                        ok = ok && all_original(fk);
+                                else {
+                                        /* a vanished device is forgotten; the globals still come back */
+                                        fake_kernel_bdi(fk, "7:1")->present = true;
+                                        fake_kernel_bdi(fk, "7:1")->min_ppm = 0;
+                                        fake_kernel_bdi(fk, "7:1")->max_ppm = FAKE_PPM_FULL;
+                                        fake_kernel_bdi(fk, "7:1")->strict = 0;
+                                        ok = ok && all_original(fk);
+                                }
+                                ok = ok && !saved_exists() && !actuator_dirty(a);
+                                if (!ok) {
+                                        printf("# %s fault %d at %s\n", pass == 0 ? "read" : "write",
+                                               pass == 0 ? read_faults[f] : write_faults[f],
+                                               pass == 0 ? read_points[p] : write_points[p]);
+                                        fake_kernel_log_dump(fk);
+                                }
+                                CHECK(ok);
+                                cases++;
+                                actuator_free(a);
+                                unlink(saved_path);
+                                fake_kernel_free(fk);
+                        }
+        }
+        printf("# %u fault cases\n", cases);
 }
 
 /* ---- live mode (tests/test-actuate-live.sh): real files, one BDI the caller owns ---------------- */
@@ -1048,6 +1161,7 @@ int main(int argc, char **argv) {
                 test_old_kernel();
                 test_plan();
                 test_unwritable_saved_file();
+                test_fault_matrix();
         }
 
         {
