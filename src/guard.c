@@ -80,6 +80,10 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
         floor_freerun = (stuck + GUARD_MARGIN_BYTES) / 3 * 4;
         floor = MAX(floor_stall, floor_freerun);
         ceiling = MAX(st->ceiling_bytes, s->global.dirty_thresh_bytes);
+        /* a memory-limited cgroup's dirty limit is the global limit's share of memory applied to its
+         * own (domain_dirty_limits()): lowering the global limit shrinks it in proportion */
+        if (s->memcg.n_writing > 0)
+                floor = ceiling;
         floor = MIN(floor, ceiling);
         fall = fall_floor(st, s->time_usec, MAX(kd->value, floor));
         /* a small step down is not worth a write: wait until the fall allows a real one */
@@ -93,7 +97,11 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
         }
         if (held == kd->value)
                 return;
-        if (held == fall && fall > floor)
+        if (s->memcg.n_writing > 0 && held == floor)
+                hold(kd, held, "held at the kernel's own %s: %u memory-limited cgroup(s) write (%s, memory.max %s), "
+                     "and their dirty limits are its share of their memory", format_bytes(a, sizeof a, held),
+                     s->memcg.n_writing, s->memcg.example, format_bytes(b, sizeof b, s->memcg.smallest_max_bytes));
+        else if (held == fall && fall > floor)
                 hold(kd, held, "held at %s: a limit falls no faster than the kernel lowers its own (%s now)",
                      format_bytes(a, sizeof a, held), format_bytes(b, sizeof b, s->global.dirty_thresh_bytes));
         else

@@ -37,6 +37,8 @@ typedef struct guard_state {
  *   plus GUARD_MARGIN_BYTES, and falls no faster than GUARD_FALL_KEEP_PER_S; never held above what
  *   the kernel alone allowed (the ceiling);
  * - dirty_background_bytes follows a held dirty_bytes (half of it, as the kernel's defaults);
+ *   while a memory-limited cgroup writes, dirty_bytes stays at what the kernel alone allowed (that
+ *   cgroup's limit is the global one's share of memory applied to its own);
  * - a device's max_bytes stays above its backlog minus what it writes in GUARD_CAP_DRAIN_USEC.
  * Each device's need_bytes is the room the policy sized it for. Fills policy_value/held/held_reason. */
 void guard_apply(const sample *s, guard_state *st, decision *d);

@@ -85,6 +85,18 @@ static void manager_decide_and_act(manager *m) {
         }
 }
 
+/* Walking every cgroup costs about a read per cgroup: every MEMCG_SCAN_USEC, not every tick. */
+#define MEMCG_SCAN_USEC (5 * 1000000ULL)
+#define MEMCG_SCAN_DEPTH 6
+
+static void manager_scan_memcgs(manager *m, uint64_t now) {
+        if (m->memcg_scan_usec && now < m->memcg_scan_usec + MEMCG_SCAN_USEC)
+                return;
+        m->memcg_scan_usec = now;
+        if (memcg_scan(m->root, MEMCG_SCAN_DEPTH, &m->memcg) < 0)
+                m->memcg = (memcg_summary) {};
+}
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         manager *m = userdata;
         sample next = {};
@@ -97,6 +109,8 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         else {
                 support_assess(&m->support, &next);
                 next.support = m->support;
+                manager_scan_memcgs(m, next.time_usec);
+                next.memcg = m->memcg;
                 sample_done(&m->current);
                 m->current = next;
                 m->n_ticks++;
@@ -202,6 +216,9 @@ static json_object *support_status_json(const manager *m) {
         json_object_object_add(o, "devices_trusted", json_object_new_boolean(ks->devices_trusted));
         json_object_object_add(o, "unaccounted_bytes", json_object_new_uint64(ks->unaccounted_bytes));
         json_object_object_add(o, "why", ks->why[0] ? json_object_new_string(ks->why) : NULL);
+        json_object_object_add(o, "memcg_v2", json_object_new_boolean(m->memcg.cgroup2));
+        json_object_object_add(o, "memcg_limited", json_object_new_uint64(m->memcg.n_limited));
+        json_object_object_add(o, "memcg_writing", json_object_new_uint64(m->memcg.n_writing));
         return o;
 }
 
@@ -775,6 +792,8 @@ int manager_start(manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to look at what this kernel supports: %m");
         m->current.support = m->support;
+        manager_scan_memcgs(m, m->current.time_usec);
+        m->current.memcg = m->memcg;
         if (!m->support.devices_trusted)
                 log_warning("Not acting on the per-device figures: %s. Global limits and device caps are left as they are.",
                             m->support.why);

@@ -26,6 +26,8 @@ typedef struct manager {
         observe_ctx *observe;
         sample current;             /* the latest sample; zeroed before the first tick */
         kernel_support support;     /* what this kernel offers; copied into each sample */
+        memcg_summary memcg;        /* memory-limited cgroups that write; copied into each sample */
+        uint64_t memcg_scan_usec;   /* when they were last looked at */
         uint64_t start_usec;
         uint64_t n_ticks;
 

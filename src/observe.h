@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "memcg.h"
+
 /* Which per-BDI knob files this kernel has (bit set = file exists). */
 enum {
         BDI_HAVE_MIN_RATIO      = 1 << 0,
@@ -117,6 +119,7 @@ typedef struct sample {
         uint64_t time_usec;            /* CLOCK_MONOTONIC */
         bool debugfs;                  /* per-BDI debugfs stats were readable */
         kernel_support support;        /* filled by support_assess(): whether the figures can be acted on */
+        memcg_summary memcg;           /* memory-limited cgroups that write (memcg_scan(), every few ticks) */
         global_state global;
         bdi_device *devices;           /* sorted by bdi name */
         size_t n_devices;

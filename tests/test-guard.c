@@ -152,6 +152,26 @@ static void test_same_per_second(void) {
         }
 }
 
+static void test_memcg(void) {
+        fixture f;
+
+        printf("# a memory-limited cgroup writing: the kernel's own limit is kept\n");
+        fixture_init(&f, 4700 * M);
+        f.st = (guard_state) { .limit_bytes = 4700 * M, .ceiling_bytes = 4700 * M, .limit_changed_usec = 1 * SEC };
+        holds(&f, 0, 100 * M, 0);
+        f.s.memcg = (memcg_summary) { .cgroup2 = true, .n_limited = 3, .n_writing = 1, .writing_bytes = 100 * M,
+                                      .smallest_max_bytes = 2 * G, .example = "machine.slice/c" };
+        want(GD(&f), 400 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(GD(&f)->value, 4700 * M);
+        CHECK(strstr(GD(&f)->held_reason, "machine.slice/c") != NULL);
+        printf("# ... and once it stops, the limit may fall again\n");
+        f.s.memcg.n_writing = 0;
+        want(GD(&f), 400 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(GD(&f)->value < 4700 * M);
+}
+
 static void test_caps(void) {
         fixture f;
 
@@ -196,6 +216,7 @@ static void test_first_sample(void) {
 int main(void) {
         test_global_table();
         test_same_per_second();
+        test_memcg();
         test_caps();
         test_first_sample();
         TEST_EXIT();
