@@ -120,13 +120,15 @@ static void guard_device(const bdi_device *dev, device_decision *dd, guard_state
 
         if (!kmax->wanted)
                 return;
-        drain = mul_sat(dd->bw_bytes_per_s, GUARD_CAP_DRAIN_USEC) / 1000000ULL;
+        /* what it really wrote last tick, not the smoothed estimate: a device that just slowed down still
+         * has its old speed in the estimate, and its writers would wait for that many seconds of drain */
+        drain = mul_sat(MIN(dd->bw_bytes_per_s, dev->write_bw_bytes_per_s), GUARD_CAP_DRAIN_USEC) / 1000000ULL;
         floor = dev->backlog_bytes > drain ? dev->backlog_bytes - drain : 0;
         if (kmax->value >= floor)
                 return;
-        hold(kmax, floor, "held at %s: the device holds %s and writes about %s/s; lower would stop its writers",
+        hold(kmax, floor, "held at %s: the device holds %s and wrote %s/s last tick; lower would stop its writers",
              format_bytes(a, sizeof a, floor), format_bytes(b, sizeof b, dev->backlog_bytes),
-             format_bytes(c, sizeof c, dd->bw_bytes_per_s));
+             format_bytes(c, sizeof c, MIN(dd->bw_bytes_per_s, dev->write_bw_bytes_per_s)));
         st->clamps_total++;
 }
 

@@ -14,8 +14,8 @@
 #define GUARD_FALL_KEEP_PER_S 0.853
 /* Dirty memory left below the freerun point for writers on devices that are idle now. */
 #define GUARD_MARGIN_BYTES (64ULL << 20)
-/* A cap may sit below what the device holds by what it writes in this long: its writers wait at most
- * about that long, instead of until it has drained. */
+/* A cap may sit below what the device holds by what it wrote in this long (at last tick's rate, not
+ * the smoothed estimate): its writers wait about that long, instead of until it has drained. */
 #define GUARD_CAP_DRAIN_USEC 1000000ULL
 
 /* A falling limit moves in steps of at least this much of itself (or straight to where it heads):

@@ -37,6 +37,7 @@ static void fixture_init(fixture *f, uint64_t thresh) {
 }
 
 static void holds(fixture *f, int i, uint64_t dirty, uint64_t writeback) {
+        f->dev[i].write_bw_bytes_per_s = f->dd[i].bw_bytes_per_s;
         f->dev[i].dirty_bytes = dirty;
         f->dev[i].writeback_bytes = writeback;
         f->dev[i].backlog_bytes = dirty + writeback;
@@ -183,6 +184,20 @@ static void test_caps(void) {
         CHECK_EQ_U64(MAXB(&f, 1)->value, 390 * M);
         CHECK(MAXB(&f, 1)->held);
         CHECK_EQ_U64(MAXB(&f, 1)->policy_value, 60 * M);
+
+        printf("# a device that just slowed down: the drain is what it wrote last tick, not its old speed\n");
+        fixture_init(&f, 4700 * M);
+        holds(&f, 1, 280 * M, 20 * M);
+        f.dd[1].bw_bytes_per_s = 105 * M;               /* the estimate still remembers 150 MB/s */
+        f.dev[1].write_bw_bytes_per_s = 5 * M;          /* it wrote 5 MB/s last tick */
+        want(MAXB(&f, 1), 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 295 * M);
+        printf("# a tick in which it completed nothing: no lower than what it holds\n");
+        f.dev[1].write_bw_bytes_per_s = 0;
+        want(MAXB(&f, 1), 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 300 * M);
 
         printf("# a cap above the backlog is left as the policy wants it\n");
         fixture_init(&f, 4700 * M);
