@@ -555,7 +555,8 @@ static int listen_handler(sd_event_source *source, int fd, uint32_t revents, voi
         return 0;
 }
 
-/* mkdir -p for the directory part of path, new directories mode 0755. */
+/* mkdir -p for the directory part of path. The directories it creates get mode 0755 whatever the
+ * umask (with umask 077 others could not reach the socket); existing ones are left as they are. */
 static int mkdir_parents(const char *path) {
         _cleanup_free_ char *dir = strdup(path);
         if (!dir)
@@ -565,7 +566,10 @@ static int mkdir_parents(const char *path) {
                 if (*p != '/')
                         continue;
                 *p = '\0';
-                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                if (mkdir(dir, 0755) == 0) {
+                        if (chmod(dir, 0755) < 0)
+                                return -errno;
+                } else if (errno != EEXIST)
                         return -errno;
                 *p = '/';
         }

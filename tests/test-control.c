@@ -628,6 +628,29 @@ static void test_socket_file(const char *dir) {
         CHECK(lstat(socket_path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 07777) == 0666);
 }
 
+/* The directories the server creates get mode 0755 whatever the umask, so others can reach the socket. */
+static void test_umask(const char *dir) {
+        control_server *s = NULL;
+        char path[300], sub[300];
+        struct stat st;
+        mode_t old = umask(077);
+
+        snprintf(sub, sizeof sub, "%s/umask", dir);
+        snprintf(path, sizeof path, "%s/umask/run/control", dir);
+        CHECK(control_server_new(event, path, verbs, ELEMENTSOF(verbs), &n_pings, &s) == 0);
+        umask(old);
+        CHECK(stat(sub, &st) == 0 && (st.st_mode & 07777) == 0755);
+        snprintf(sub, sizeof sub, "%s/umask/run", dir);
+        CHECK(stat(sub, &st) == 0 && (st.st_mode & 07777) == 0755);
+        CHECK(lstat(path, &st) == 0 && (st.st_mode & 07777) == 0666);
+        if (geteuid() == 0) {
+                char *out = fork_call(path, "{\"verb\":\"ping\"}", 65534, 2000);
+                CHECK(out && strstr(out, "\"pong\":true") != NULL);
+                free(out);
+        }
+        control_server_free(s);
+}
+
 static void test_lifecycle(const char *dir) {
         control_server *s = NULL, *s2 = NULL;
         char path[300], *out;
@@ -770,6 +793,7 @@ int main(void) {
         CHECK(access(socket_path, F_OK) < 0 && errno == ENOENT);
 
         test_lifecycle(dir);
+        test_umask(dir);
         test_client_timeout(dir);
 
         sd_event_unref(event);
