@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "control.h"
+#include "escape.h"
 #include "log.h"
 #include "util.h"
 
@@ -202,6 +203,15 @@ static int client_queue(control_client *c, json_object *reply) {
                                                              &len);
         if (!text)
                 return -ENOMEM;
+        /* json-c copies bytes that are not UTF-8 (a mount point, a comm) into the text as they are:
+         * replace them, so every reply is valid JSON for strict parsers */
+        _cleanup_free_ char *clean = NULL;
+        if (!utf8_valid(text, len)) {
+                clean = utf8_sanitize(text, len, &len);
+                if (!clean)
+                        return -ENOMEM;
+                text = clean;
+        }
 
         if (c->out_len - c->out_start + len + 1 > c->server->output_max_bytes)
                 return -ENOBUFS;
@@ -255,17 +265,38 @@ static json_object *verb_error(const control_server *s, int error, const char *w
         return control_reply_error(error, message);
 }
 
+/* Whether a JSON text has the escape \u0000 in a string: json-c would decode it into a NUL that cuts
+ * the string ("ping\u0000x" would run ping, and a key "verb\u0000x" would read as "verb"). Outside
+ * strings a backslash is not valid JSON, so every backslash here starts an escape of two characters. */
+static bool has_nul_escape(const char *s, size_t len) {
+        for (size_t i = 0; i + 1 < len; i++) {
+                if (s[i] != '\\')
+                        continue;
+                if (s[i + 1] == 'u' && i + 5 < len && memcmp(s + i + 2, "0000", 4) == 0)
+                        return true;
+                i++;   /* skip the escaped character, so "\\u0000" is a backslash and "u0000" */
+        }
+        return false;
+}
+
 /* Turn one request line into one reply object (never NULL). */
 static json_object *client_handle_line(control_client *c, const char *line, size_t len) {
         control_server *s = c->server;
         json_object *request = NULL, *verb_object;
         int r;
 
+        /* checked on the raw bytes: json-c passes bytes that are not UTF-8 through unchanged */
+        if (!utf8_valid(line, len))
+                return control_reply_error(EINVAL, "request is not valid UTF-8");
         r = control_parse_json(line, len, &request);
         if (r == -ENOMEM)
                 return control_reply_error(r, NULL);
         if (r < 0)
                 return control_reply_error(EINVAL, "request is not valid JSON");
+        if (has_nul_escape(line, len)) {
+                json_object_put(request);
+                return control_reply_error(EINVAL, "request has a \\u0000 in a string");
+        }
         if (!json_object_is_type(request, json_type_object)) {
                 json_object_put(request);
                 return control_reply_error(EINVAL, "request is not a JSON object");

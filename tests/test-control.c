@@ -1,5 +1,6 @@
 /* Unit tests for control.c: a real server on an sd_event loop, driven by raw and forked clients. */
 #include "control.h"
+#include "escape.h"
 #include "log.h"
 #include "util.h"
 #include "tap.h"
@@ -58,6 +59,13 @@ static int verb_secret(void *userdata, json_object *request, json_object **reply
         return 0;
 }
 
+/* A reply holding bytes that are not UTF-8, as a mount point or a comm can. */
+static int verb_raw(void *userdata, json_object *request, json_object **reply, char **error) {
+        *reply = json_object_new_object();
+        json_object_object_add(*reply, "mount", json_object_new_string("/mnt/\xff\xfe-\xc3"));
+        return 0;
+}
+
 static unsigned n_pings;
 
 static const control_verb verbs[] = {
@@ -66,6 +74,7 @@ static const control_verb verbs[] = {
         { "blob",   false, verb_blob },
         { "fail",   false, verb_fail },
         { "secret", true,  verb_secret },
+        { "raw",    false, verb_raw },
 };
 
 /* --- a raw non-blocking client, pumping the loop while it waits --------------------------- */
@@ -370,9 +379,9 @@ static void test_bad_requests(void) {
                 { "[1,2]\n",                      "EINVAL", "request is not a JSON object" },
                 { "\"ping\"\n",                   "EINVAL", "request is not a JSON object" },
                 { "42\n",                         "EINVAL", "request is not a JSON object" },
-                { "{}\n",                         "EINVAL", "request has no \"verb\" string (verbs: ping, echo, blob, fail, secret)" },
-                { "{\"verb\":3}\n",               "EINVAL", "request has no \"verb\" string (verbs: ping, echo, blob, fail, secret)" },
-                { "{\"verb\":\"frob\"}\n",        "EOPNOTSUPP", "unknown verb 'frob' (verbs: ping, echo, blob, fail, secret)" },
+                { "{}\n",                         "EINVAL", "request has no \"verb\" string (verbs: ping, echo, blob, fail, secret, raw)" },
+                { "{\"verb\":3}\n",               "EINVAL", "request has no \"verb\" string (verbs: ping, echo, blob, fail, secret, raw)" },
+                { "{\"verb\":\"frob\"}\n",        "EOPNOTSUPP", "unknown verb 'frob' (verbs: ping, echo, blob, fail, secret, raw)" },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 tclient_send_str(c, cases[i].line);
@@ -388,6 +397,74 @@ static void test_bad_requests(void) {
         o = tclient_read(c, NULL);
         CHECK_STREQ(get_str(o, "errno"), "EINVAL");
         json_object_put(o);
+
+        /* \u0000 would cut a string short ("ping\u0000x" ran ping): refused, in keys and values alike. */
+        static const char *const nul_lines[] = {
+                "{\"verb\":\"ping\\u0000\"}\n",
+                "{\"verb\":\"ping\\u0000x\"}\n",
+                "{\"verb\\u0000x\":\"ping\"}\n",
+                "{\"verb\":\"echo\",\"data\":[\"a\\u0000b\"]}\n",
+                "{\"verb\":\"echo\",\"data\":{\"k\\u0000\":1}}\n",
+        };
+        n_pings = 0;
+        for (size_t i = 0; i < ELEMENTSOF(nul_lines); i++) {
+                tclient_send_str(c, nul_lines[i]);
+                o = tclient_read(c, NULL);
+                CHECK(o && !get_ok(o));
+                CHECK_STREQ(get_str(o, "errno"), "EINVAL");
+                CHECK_STREQ(get_str(o, "error"), "request has a \\u0000 in a string");
+                json_object_put(o);
+        }
+        CHECK_EQ_U64(n_pings, 0);
+        /* an escaped backslash before u0000 is six ordinary characters */
+        tclient_send_str(c, "{\"verb\":\"echo\",\"data\":\"\\\\u0000\"}\n");
+        o = tclient_read(c, NULL);
+        CHECK_STREQ(json_object_to_json_string_ext(get_result(o), JSON_C_TO_STRING_PLAIN), "{\"data\":\"\\\\u0000\"}");
+        json_object_put(o);
+
+        /* Bytes that are not UTF-8 are refused, and not echoed back. */
+        static const char *const bad_utf8[] = {
+                "{\"verb\":\"fr\xffob\"}\n",
+                "{\"verb\":\"ping\",\"x\":\"\xc3\"}\n",
+                "{\"verb\":\"ping\",\"x\":\"\xed\xa0\x80\"}\n",      /* an encoded surrogate */
+                "{\"verb\":\"ping\",\"x\":\"\xc0\xaf\"}\n",           /* overlong '/' */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad_utf8); i++) {
+                char raw[512] = "";
+
+                tclient_send_str(c, bad_utf8[i]);
+                o = tclient_read(c, NULL);
+                CHECK(o && !get_ok(o));
+                CHECK_STREQ(get_str(o, "errno"), "EINVAL");
+                CHECK_STREQ(get_str(o, "error"), "request is not valid UTF-8");
+                snprintf(raw, sizeof raw, "%s", o ? json_object_to_json_string(o) : "");
+                CHECK(strchr(raw, '\xff') == NULL && strchr(raw, '\xc3') == NULL);
+                json_object_put(o);
+        }
+        CHECK_EQ_U64(n_pings, 0);
+
+        /* A reply is always UTF-8: bytes that are not become U+FFFD. */
+        tclient_send_str(c, "{\"verb\":\"raw\"}\n");
+        {
+                uint64_t end = now_usec() + 2000000;
+                char *nl = NULL;
+
+                while (!(nl = memchr(c->buf, '\n', c->len)) && now_usec() < end) {
+                        ssize_t k = recv(c->fd, c->buf + c->len, sizeof c->buf - c->len, MSG_DONTWAIT);
+                        if (k > 0)
+                                c->len += (size_t) k;
+                        else
+                                pump(1);
+                }
+                CHECK(nl != NULL);
+                if (nl) {
+                        size_t n = (size_t) (nl - c->buf);
+                        CHECK(utf8_valid(c->buf, n));
+                        CHECK(memmem(c->buf, n, "/mnt/\xef\xbf\xbd\xef\xbf\xbd-\xef\xbf\xbd", 15) != NULL);
+                        memmove(c->buf, nl + 1, c->len - n - 1);
+                        c->len -= n + 1;
+                }
+        }
 
         /* The connection is still usable after all that. */
         tclient_send_str(c, "{\"verb\":\"ping\"}\n");
