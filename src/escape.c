@@ -96,11 +96,6 @@ static size_t escape_one(const char *s, size_t n, char out[16], size_t *ret_out_
         uint32_t cp;
         size_t len;
 
-        if (c == '\\') {
-                memcpy(out, "\\\\", 2);
-                *ret_out_len = 2;
-                return 1;
-        }
         if (c < 0x20 || c == 0x7f) {
                 *ret_out_len = (size_t) snprintf(out, 16, "\\x%02x", c);
                 return 1;

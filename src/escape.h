@@ -16,9 +16,10 @@ bool utf8_valid(const char *s, size_t len);
 char *utf8_sanitize(const char *s, size_t len, size_t *ret_len);
 
 /* s (NULL: "") for a terminal or a log line: C0 controls, DEL and bytes that are not UTF-8 as \xNN,
- * C1 controls, line separators and bidi overrides as \uNNNN, the backslash as \\, everything else as
- * it is. Nothing in the result can move the cursor, change colours or start a line. Returns buf,
- * always NUL-terminated; a result longer than size is cut at a character boundary. */
+ * C1 controls, line separators and bidi overrides as \uNNNN, everything else as it is. Nothing in the
+ * result can move the cursor, change colours or start a line, and escaping it again changes nothing
+ * (the daemon's explain text, escaped where it is made, passes the client's escaping unchanged).
+ * Returns buf, always NUL-terminated; a result longer than size is cut at a character boundary. */
 const char *escape_text(const char *s, char *buf, size_t size);
 /* The same, malloc'd (never NULL: aborts on out of memory, like xstrdup). */
 char *escape_text_alloc(const char *s);

@@ -47,8 +47,9 @@ static void test_escape(void) {
         CHECK_STREQ(escape_text("\x1b[31mred", buf, sizeof buf), "\\x1b[31mred");
         CHECK_STREQ(escape_text("/mnt/a\nfake line", buf, sizeof buf), "/mnt/a\\x0afake line");
         CHECK_STREQ(escape_text("a\tb\rc\x7f", buf, sizeof buf), "a\\x09b\\x0dc\\x7f");
-        /* the backslash itself, so an escape in the output always means one in the input */
-        CHECK_STREQ(escape_text("a\\x1b", buf, sizeof buf), "a\\\\x1b");
+        /* escaping what is escaped changes nothing */
+        CHECK_STREQ(escape_text("a\\x1b\\u202e", buf, sizeof buf), "a\\x1b\\u202e");
+        CHECK_STREQ(escape_text(escape_text("\x1b\n\xff\xe2\x80\xae", buf, sizeof buf), buf + 64, 64), buf);
         /* C1 CSI, a bidi override, a line separator, bytes that are not UTF-8 */
         CHECK_STREQ(escape_text("\xc2\x9b" "2J", buf, sizeof buf), "\\u009b2J");
         CHECK_STREQ(escape_text("\xe2\x80\xae" "txt", buf, sizeof buf), "\\u202etxt");
