@@ -1,5 +1,6 @@
 /* Actuation: saves originals before the first write, writes knobs in a kernel-safe order, restores them. */
 #include "actuate.h"
+#include "protocol.h"
 #include "log.h"
 #include "util.h"
 
@@ -451,6 +452,58 @@ bool actuator_original(const actuator *a, const char *bdi, knob_id k, char *buf,
                 if (!d->have_strict)
                         return false;
                 snprintf(buf, size, "%" PRIu32, d->orig_strict);
+                return true;
+        default:
+                return false;
+        }
+}
+
+bool actuator_original_value(const actuator *a, const char *bdi, knob_id k, const char **ret_file,
+                             uint64_t *ret_value, const char **ret_unit) {
+        if (!bdi) {
+                const gsaved *g;
+
+                if (k >= _KNOB_GLOBAL_MAX || !a->g[k].saved)
+                        return false;
+                g = &a->g[k];
+                if (!knob_ratio_files[k]) {
+                        *ret_file = knob_name(k);
+                        *ret_value = g->bytes;
+                        *ret_unit = PROTOCOL_UNIT_CENTISECS;
+                } else if (g->have_bytes && g->bytes > 0) {
+                        /* the kernel used the bytes member of the pair */
+                        *ret_file = knob_name(k);
+                        *ret_value = g->bytes;
+                        *ret_unit = PROTOCOL_UNIT_BYTES;
+                } else {
+                        *ret_file = knob_ratio_files[k];
+                        *ret_value = g->ratio;
+                        *ret_unit = PROTOCOL_UNIT_PERCENT;
+                }
+                return true;
+        }
+        const adev *d = find_dev(a, bdi);
+        if (!d || !d->saved)
+                return false;
+        switch (k) {
+        case KNOB_MIN_BYTES:
+        case KNOB_MAX_BYTES: {
+                bool min = k == KNOB_MIN_BYTES;
+                uint64_t ppm = min ? d->orig_min_ppm : d->orig_max_ppm;
+
+                if (!(min ? d->have_min : d->have_max))
+                        return false;
+                *ret_file = d->fine ? (min ? "min_ratio_fine" : "max_ratio_fine") : (min ? "min_ratio" : "max_ratio");
+                *ret_value = d->fine ? ppm : ppm / 10000;
+                *ret_unit = d->fine ? PROTOCOL_UNIT_PPM : PROTOCOL_UNIT_PERCENT;
+                return true;
+        }
+        case KNOB_STRICT_LIMIT:
+                if (!d->have_strict)
+                        return false;
+                *ret_file = "strict_limit";
+                *ret_value = d->orig_strict;
+                *ret_unit = PROTOCOL_UNIT_BOOL;
                 return true;
         default:
                 return false;

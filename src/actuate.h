@@ -50,5 +50,10 @@ int actuator_restore_all(actuator *a);
  * bdi NULL for global knobs. false if the knob was never saved. */
 bool actuator_original(const actuator *a, const char *bdi, knob_id k, char *buf, size_t size);
 
+/* The same as the file it was saved from, for the protocol's knob object: "dirty_ratio" 20 "percent",
+ * "max_ratio_fine" 1000000 "ppm", "dirty_bytes" 419430400 "bytes". false if the knob was never saved. */
+bool actuator_original_value(const actuator *a, const char *bdi, knob_id k, const char **ret_file,
+                             uint64_t *ret_value, const char **ret_unit);
+
 /* Whether the actuator has changed anything that is not restored yet. */
 bool actuator_dirty(const actuator *a);

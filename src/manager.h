@@ -65,3 +65,5 @@ int manager_run(manager *m);
 int manager_restore(manager *m);
 /* Re-read the config; on error keep the running one. err receives the error lines (may be NULL). */
 int manager_reload(manager *m, FILE *err);
+/* The control verbs (their userdata is the manager); tests serve them on a socket of their own. */
+const control_verb *manager_control_verbs(size_t *ret_n);
