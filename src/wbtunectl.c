@@ -412,7 +412,7 @@ static void help(void) {
         printf("\nOptions:\n"
                "  -s --socket PATH   Control socket (default: %s)\n"
                "  -j --json          Print the daemon's result object as JSON\n"
-               "  -t --timeout MS    Give up waiting for the daemon after MS milliseconds (default: 5000)\n"
+               "  -t --timeout MS    Give up when the daemon sends nothing for MS milliseconds (default: 5000)\n"
                "     --once         top: print one view and exit\n"
                "     --csv          history: CSV instead of JSON\n"
                "  -o --output FILE  plot: the PNG to write\n"
@@ -420,7 +420,7 @@ static void help(void) {
                "     --version       Show the version\n"
                "\nExit status:\n"
                "  0 success, 1 the daemon answered with an error, 2 usage error,\n"
-               "  3 the daemon is not reachable, 4 permission denied.\n"
+               "  3 the daemon is not reachable or its reply cannot be read, 4 permission denied.\n"
                "\nSee wbtunectl(8).\n", CONFIG_DEFAULT_SOCKET);
 }
 
