@@ -434,6 +434,7 @@ cp "$fake/proc/self/mountinfo" "$tmp/mountinfo.saved"
 printf '%s\n' '50 27 8:0 / /mnt/evil\033[2J\012forged\377 rw,relatime - fuse.x\033[31m src rw' >> "$fake/proc/self/mountinfo"
 "$WBTUNED" --root "$fake" --socket "$tmp/ctl" -c "$tmp/wbtuned.conf" --dry-run > "$tmp/hostile.out" 2> "$tmp/hostile.err" < /dev/null &
 daemon=$!
+push_cleanup "stop_pid $daemon"
 wait_for_socket "$tmp/ctl" 10 || { cat "$tmp/hostile.err"; fail "the daemon did not start with a hostile mountinfo"; }
 sleep 0.5
 for verb in devices "show sda" "explain sda" status "top --once"; do
