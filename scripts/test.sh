@@ -1,6 +1,7 @@
 #!/bin/bash
 # The whole test suite from a fresh machine: deps, build, make check, make distcheck,
-# unit tests under ASan+UBSan, unit tests under valgrind. Ends with "N passed, N failed".
+# a warning-free clang build, unit tests under ASan+UBSan, unit tests under valgrind.
+# Ends with "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -58,6 +59,11 @@ if step configure bash -c "cd build && '$top/configure' -q" &&
                 done
         fi
 fi
+
+# --- clang: everything (daemon, client, every test program) must build warning-free with it too
+mkdir -p build-clang
+step configure-clang bash -c "cd build-clang && CC=clang '$top/configure' -q" &&
+        step "make (clang, -Werror)" make -C build-clang -j"$jobs" check TESTS= CFLAGS="-g -O2 -Werror"
 
 # --- ASan + UBSan: the C unit tests only
 mkdir -p build-asan

@@ -1,6 +1,7 @@
 /* Actuation: snapshot the knobs, build a plan (plan.c), run it: save originals first, write, read back,
  * back off, log. The only code that writes knobs. */
 #include "actuate.h"
+#include "protocol.h"
 #include "log.h"
 #include "savedfile.h"
 #include "util.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "protocol.h"
 #include "taskstats.h"
 #include "trace.h"
 #include "util.h"
@@ -374,9 +375,18 @@ int attribution_new(const attribution_options *o, attribution **ret) {
                 return -ENOMEM;
         }
 
+        /* tests: a trace without tracefs, fed by attribution_feed_trace() */
+        if (o->detached_trace) {
+                r = trace_new_detached(4096, &a->trace);
+                if (r < 0) {
+                        attribution_free(a);
+                        return r;
+                }
+        }
         /* a fake tree has no kernel behind it: never create a trace instance or touch sysctls for it */
         if (o->root) {
-                snprintf(a->reason, sizeof(a->reason), "not on the live system (--root %s)", o->root);
+                if (!a->trace)
+                        snprintf(a->reason, sizeof(a->reason), "not on the live system (--root %s)", o->root);
                 snprintf(a->taskstats_reason, sizeof(a->taskstats_reason), "not on the live system (--root %s)", o->root);
                 *ret = a;
                 return 0;
@@ -440,6 +450,11 @@ void attribution_process(attribution *a) {
                 log_debug_errno(r, "Failed to read the trace pipe: %m");
 }
 
+void attribution_feed_trace(attribution *a, const char *text, size_t len) {
+        if (a && a->trace)
+                trace_feed(a->trace, text, len);
+}
+
 void attribution_tick(attribution *a, uint64_t now_usec) {
         if (!a || !a->enabled)
                 return;
@@ -474,32 +489,30 @@ json_object *attribution_status_json(const attribution *a) {
         json_object *o = json_object_new_object();
         bool on = a && a->trace;
 
-        json_object_object_add(o, "enabled", json_object_new_boolean(on));
-        json_object_object_add(o, "reason", on || !a ? NULL : json_object_new_string(a->reason));
+        proto_add_bool(o, PF_ATTRIBUTION_ENABLED, on);
+        proto_add_string(o, PF_ATTRIBUTION_REASON, on || !a ? NULL : a->reason);
         if (on)
-                json_object_object_add(o, "trace_instance", json_object_new_string(a->instance));
-        json_object_object_add(o, "taskstats", json_object_new_boolean(a && a->taskstats));
-        json_object_object_add(o, "taskstats_reason",
-                               !a || a->taskstats ? NULL : json_object_new_string(a->taskstats_reason));
-        json_object_object_add(o, "delayacct", json_object_new_boolean(a && taskstats_delayacct(a->taskstats)));
-        json_object_object_add(o, "proc_scan", json_object_new_boolean(a && a->enabled && a->proc_scan_ok));
+                proto_add_string(o, PF_ATTRIBUTION_TRACE_INSTANCE, a->instance);
+        proto_add_bool(o, PF_ATTRIBUTION_TASKSTATS, a && a->taskstats);
+        proto_add_string(o, PF_ATTRIBUTION_TASKSTATS_REASON, !a || a->taskstats ? NULL : a->taskstats_reason);
+        proto_add_bool(o, PF_ATTRIBUTION_DELAYACCT, a && taskstats_delayacct(a->taskstats));
+        proto_add_bool(o, PF_ATTRIBUTION_PROC_SCAN, a && a->enabled && a->proc_scan_ok);
         if (a && a->proc_reason[0])
-                json_object_object_add(o, "proc_scan_reason", json_object_new_string(a->proc_reason));
-        json_object_object_add(o, "counters", trace_counters_to_json(a ? &a->totals : &(trace_counters) {}));
+                proto_add_string(o, PF_ATTRIBUTION_PROC_SCAN_REASON, a->proc_reason);
+        proto_add(o, PF_ATTRIBUTION_COUNTERS, trace_counters_to_json(a ? &a->totals : &(trace_counters) {}));
         return o;
 }
 
 static void add_io(json_object *j, const task_view *t) {
         if (!t || !t->io.have_io)
                 return;
-        json_object_object_add(j, "task_write_bytes", json_object_new_uint64(t->io.write_bytes));
-        json_object_object_add(j, "task_cancelled_write_bytes", json_object_new_uint64(t->io.cancelled_write_bytes));
+        proto_add_u64(j, PF_TASK_IO_TASK_WRITE_BYTES, t->io.write_bytes);
+        proto_add_u64(j, PF_TASK_IO_TASK_CANCELLED_WRITE_BYTES, t->io.cancelled_write_bytes);
         if (t->have_rates) {
-                json_object_object_add(j, "task_write_bytes_per_s", json_object_new_uint64(t->write_bytes_per_s));
-                json_object_object_add(j, "task_cancelled_write_bytes_per_s",
-                                       json_object_new_uint64(t->cancelled_write_bytes_per_s));
+                proto_add_u64(j, PF_TASK_IO_TASK_WRITE_BYTES_PER_S, t->write_bytes_per_s);
+                proto_add_u64(j, PF_TASK_IO_TASK_CANCELLED_WRITE_BYTES_PER_S, t->cancelled_write_bytes_per_s);
                 if (t->io.have_delay && t->io.blkio_delay_total_ns > 0)
-                        json_object_object_add(j, "blkio_delay_ms_per_s", json_object_new_double(t->blkio_delay_ms_per_s));
+                        proto_add_double(j, PF_TASK_IO_BLKIO_DELAY_MS_PER_S, t->blkio_delay_ms_per_s);
         }
 }
 
@@ -514,29 +527,29 @@ void attribution_top_json(const attribution *a, const sample *s, json_object *o)
         json_object *st = attribution_status_json(a), *paused = json_object_new_array(), *dirtiers = json_object_new_array();
         bool have = a && a->have_last;
 
-        json_object_object_add(st, "elapsed_usec", json_object_new_uint64(have ? a->last.elapsed_usec : 0));
-        json_object_object_add(st, "tick", trace_counters_to_json(have ? &a->last.tick : &(trace_counters) {}));
-        json_object_object_add(st, "scan_every_ticks", json_object_new_int(ATTRIBUTION_SCAN_EVERY_TICKS));
-        json_object_object_add(o, "attribution", st);
+        proto_add_u64(st, PF_TOP_ATTRIBUTION_ELAPSED_USEC, have ? a->last.elapsed_usec : 0);
+        proto_add(st, PF_TOP_ATTRIBUTION_TICK, trace_counters_to_json(have ? &a->last.tick : &(trace_counters) {}));
+        proto_add_u64(st, PF_TOP_ATTRIBUTION_SCAN_EVERY_TICKS, ATTRIBUTION_SCAN_EVERY_TICKS);
+        proto_add(o, PF_TOP_ATTRIBUTION, st);
 
         for (size_t i = 0; have && i < a->last.n_tasks && i < ATTRIBUTION_TOP_MAX; i++) {
                 const trace_task *t = &a->last.tasks[i];
                 json_object *j = json_object_new_object();
 
-                json_object_object_add(j, "pid", json_object_new_int(t->pid));
-                json_object_object_add(j, "comm", json_object_new_string(t->comm));
-                json_object_object_add(j, "bdi", json_object_new_string(t->bdi));
-                json_object_object_add(j, "name", json_object_new_string(device_name(s, t->bdi)));
-                json_object_object_add(j, "pauses", json_object_new_uint64(t->pauses));
-                json_object_object_add(j, "pause_ms", json_object_new_uint64(t->pause_ms));
-                json_object_object_add(j, "max_pause_ms", json_object_new_uint64(t->max_pause_ms));
-                json_object_object_add(j, "pause_ms_per_s", json_object_new_double(t->pause_ms_per_s));
-                json_object_object_add(j, "task_ratelimit_bytes_per_s", json_object_new_uint64(t->task_ratelimit_bytes_per_s));
-                json_object_object_add(j, "dirty_bytes", json_object_new_uint64(t->dirty_bytes));
-                json_object_object_add(j, "limit_bytes", json_object_new_uint64(t->limit_bytes));
-                json_object_object_add(j, "wb_dirty_bytes", json_object_new_uint64(t->wb_dirty_bytes));
-                json_object_object_add(j, "wb_setpoint_bytes", json_object_new_uint64(t->wb_setpoint_bytes));
-                json_object_object_add(j, "cgroup_ino", json_object_new_uint64(t->cgroup_ino));
+                proto_add_u64(j, PF_PAUSED_PID, (uint64_t) MAX(t->pid, 0));
+                proto_add_string(j, PF_PAUSED_COMM, t->comm);
+                proto_add_string(j, PF_PAUSED_BDI, t->bdi);
+                proto_add_string(j, PF_PAUSED_NAME, device_name(s, t->bdi));
+                proto_add_u64(j, PF_PAUSED_PAUSES, t->pauses);
+                proto_add_u64(j, PF_PAUSED_PAUSE_MS, t->pause_ms);
+                proto_add_u64(j, PF_PAUSED_MAX_PAUSE_MS, t->max_pause_ms);
+                proto_add_double(j, PF_PAUSED_PAUSE_MS_PER_S, t->pause_ms_per_s);
+                proto_add_u64(j, PF_PAUSED_TASK_RATELIMIT_BYTES_PER_S, t->task_ratelimit_bytes_per_s);
+                proto_add_u64(j, PF_PAUSED_DIRTY_BYTES, t->dirty_bytes);
+                proto_add_u64(j, PF_PAUSED_LIMIT_BYTES, t->limit_bytes);
+                proto_add_u64(j, PF_PAUSED_WB_DIRTY_BYTES, t->wb_dirty_bytes);
+                proto_add_u64(j, PF_PAUSED_WB_SETPOINT_BYTES, t->wb_setpoint_bytes);
+                proto_add_u64(j, PF_PAUSED_CGROUP_INO, t->cgroup_ino);
                 add_io(j, find_task(a, t->pid));
                 json_object_array_add(paused, j);
         }
@@ -544,24 +557,24 @@ void attribution_top_json(const attribution *a, const sample *s, json_object *o)
                 const proc_entry *e = &a->top[i];
                 json_object *j = json_object_new_object();
 
-                json_object_object_add(j, "pid", json_object_new_int(e->pid));
-                json_object_object_add(j, "comm", json_object_new_string(e->comm));
-                json_object_object_add(j, "write_bytes_per_s", json_object_new_uint64(e->write_bytes_per_s));
-                json_object_object_add(j, "cancelled_write_bytes_per_s", json_object_new_uint64(e->cancelled_write_bytes_per_s));
-                json_object_object_add(j, "write_bytes", json_object_new_uint64(e->write_bytes));
+                proto_add_u64(j, PF_DIRTIER_PID, (uint64_t) MAX(e->pid, 0));
+                proto_add_string(j, PF_DIRTIER_COMM, e->comm);
+                proto_add_u64(j, PF_DIRTIER_WRITE_BYTES_PER_S, e->write_bytes_per_s);
+                proto_add_u64(j, PF_DIRTIER_CANCELLED_WRITE_BYTES_PER_S, e->cancelled_write_bytes_per_s);
+                proto_add_u64(j, PF_DIRTIER_WRITE_BYTES, e->write_bytes);
                 /* the device it is throttled on, when the trace saw it (the trace's pid is a thread id) */
                 for (size_t k = 0; have && k < a->last.n_tasks; k++)
                         if (a->last.tasks[k].pid == e->pid) {
-                                json_object_object_add(j, "bdi", json_object_new_string(a->last.tasks[k].bdi));
-                                json_object_object_add(j, "name", json_object_new_string(device_name(s, a->last.tasks[k].bdi)));
-                                json_object_object_add(j, "pause_ms_per_s", json_object_new_double(a->last.tasks[k].pause_ms_per_s));
+                                proto_add_string(j, PF_DIRTIER_BDI, a->last.tasks[k].bdi);
+                                proto_add_string(j, PF_DIRTIER_NAME, device_name(s, a->last.tasks[k].bdi));
+                                proto_add_double(j, PF_DIRTIER_PAUSE_MS_PER_S, a->last.tasks[k].pause_ms_per_s);
                                 break;
                         }
                 add_io(j, find_task(a, e->pid));
                 json_object_array_add(dirtiers, j);
         }
-        json_object_object_add(o, "paused", paused);
-        json_object_object_add(o, "dirtiers", dirtiers);
+        proto_add(o, PF_TOP_PAUSED, paused);
+        proto_add(o, PF_TOP_DIRTIERS, dirtiers);
 }
 
 json_object *attribution_device_json(const attribution *a, const char *bdi) {
@@ -574,15 +587,15 @@ json_object *attribution_device_json(const attribution *a, const char *bdi) {
                 if (strcmp(d->bdi, bdi) != 0)
                         continue;
                 j = json_object_new_object();
-                json_object_object_add(j, "events", json_object_new_uint64(d->events));
-                json_object_object_add(j, "pauses", json_object_new_uint64(d->pauses));
-                json_object_object_add(j, "pause_ms_per_s", json_object_new_double(d->pause_ms_per_s));
-                json_object_object_add(j, "max_pause_ms", json_object_new_uint64(d->max_pause_ms));
-                json_object_object_add(j, "n_tasks", json_object_new_uint64(d->n_tasks));
-                json_object_object_add(j, "task_ratelimit_bytes_per_s", json_object_new_uint64(d->task_ratelimit_bytes_per_s));
-                json_object_object_add(j, "dirty_ratelimit_bytes_per_s", json_object_new_uint64(d->dirty_ratelimit_bytes_per_s));
-                json_object_object_add(j, "limit_bytes", json_object_new_uint64(d->limit_bytes));
-                json_object_object_add(j, "wb_setpoint_bytes", json_object_new_uint64(d->wb_setpoint_bytes));
+                proto_add_u64(j, PF_THROTTLE_EVENTS, d->events);
+                proto_add_u64(j, PF_THROTTLE_PAUSES, d->pauses);
+                proto_add_double(j, PF_THROTTLE_PAUSE_MS_PER_S, d->pause_ms_per_s);
+                proto_add_u64(j, PF_THROTTLE_MAX_PAUSE_MS, d->max_pause_ms);
+                proto_add_u64(j, PF_THROTTLE_N_TASKS, d->n_tasks);
+                proto_add_u64(j, PF_THROTTLE_TASK_RATELIMIT_BYTES_PER_S, d->task_ratelimit_bytes_per_s);
+                proto_add_u64(j, PF_THROTTLE_DIRTY_RATELIMIT_BYTES_PER_S, d->dirty_ratelimit_bytes_per_s);
+                proto_add_u64(j, PF_THROTTLE_LIMIT_BYTES, d->limit_bytes);
+                proto_add_u64(j, PF_THROTTLE_WB_SETPOINT_BYTES, d->wb_setpoint_bytes);
                 return j;
         }
         return NULL;

@@ -21,6 +21,7 @@ typedef struct attribution_options {
         bool dry_run;                /* never turn task_delayacct on */
         const char *tracefs;         /* NULL: find it (trace_new) */
         const char *instance;        /* NULL: "wbtuned" */
+        bool detached_trace;         /* tests: no tracefs, the trace comes from attribution_feed_trace() */
 } attribution_options;
 
 /* Sets up what it can; parts that cannot work are off with a reason (status shows it). 0 or -ENOMEM. */
@@ -32,6 +33,8 @@ attribution *attribution_free(attribution *a);
 int attribution_trace_fd(const attribution *a);
 /* The trace pipe is readable: aggregate what is there (bounded, never blocks). */
 void attribution_process(attribution *a);
+/* Tests: trace_pipe text for an attribution made with detached_trace. */
+void attribution_feed_trace(attribution *a, const char *text, size_t len);
 /* Close the tick: trace aggregates, per-task I/O and the dirtier rates. */
 void attribution_tick(attribution *a, uint64_t now_usec);
 

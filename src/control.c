@@ -1,4 +1,4 @@
-/* Control socket: accepts clients, reads JSON request lines, dispatches verbs, queues replies. */
+/* Control socket: accepts clients, reads JSON request lines, dispatches verbs, queues or streams replies. */
 #include <assert.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -9,13 +9,14 @@
 #include <time.h>
 
 #include "control.h"
+#include "escape.h"
 #include "log.h"
+#include "protocol.h"
 #include "util.h"
 
 #define CONTROL_OUTPUT_MAX_DEFAULT (4u * 1024 * 1024)         /* queued reply bytes before a client is dropped */
-#define CONTROL_OUTPUT_PAUSE (256u * 1024)                    /* stop reading requests above this backlog */
 #define CONTROL_IDLE_TIMEOUT_USEC_DEFAULT (30ULL * 1000000)  /* no progress for this long: close */
-#define CONTROL_REPLY_MAX (64u * 1024 * 1024)                 /* client side: longest reply we accept */
+#define CONTROL_STREAM_BUDGET (1024u * 1024)                  /* streamed bytes per wakeup, so ticks go on */
 
 typedef struct control_client control_client;
 
@@ -35,6 +36,9 @@ struct control_client {
         char *out;            /* queued reply bytes, out[out_start..out_len) unsent */
         size_t out_start, out_len, out_allocated;
 
+        control_stream stream;  /* the reply being streamed (stream.next set); later requests wait */
+        size_t stream_items;
+
         bool read_closed;     /* EOF seen or we stopped listening (after E2BIG) */
         bool close_when_flushed;
 };
@@ -53,6 +57,7 @@ struct control_server {
         unsigned n_clients;
         size_t output_max_bytes;
         uint64_t idle_timeout_usec;
+        size_t peak_queued_bytes;
 };
 
 static const char *errno_name(int error, char *buf, size_t size) {
@@ -96,13 +101,20 @@ int control_parse_json(const char *s, size_t len, json_object **ret) {
         return 0;
 }
 
-json_object *control_reply_error(int error, const char *message) {
-        char buf[16];
+static json_object *reply_new(bool ok) {
         json_object *o = json_object_new_object();
 
-        json_object_object_add(o, "ok", json_object_new_boolean(false));
-        json_object_object_add(o, "error", json_object_new_string(message ? message : strerror(abs(error))));
-        json_object_object_add(o, "errno", json_object_new_string(errno_name(error, buf, sizeof buf)));
+        proto_add_u64(o, PF_REPLY_VERSION, PROTOCOL_VERSION);
+        proto_add_bool(o, PF_REPLY_OK, ok);
+        return o;
+}
+
+json_object *control_reply_error(int error, const char *message) {
+        char buf[16];
+        json_object *o = reply_new(false);
+
+        proto_add_string(o, PF_REPLY_ERROR, message ? message : strerror(abs(error)));
+        proto_add_string(o, PF_REPLY_ERRNO, errno_name(error, buf, sizeof buf));
         return o;
 }
 
@@ -115,6 +127,12 @@ int control_errno_from_name(const char *name) {
                         return e;
         }
         return 0;
+}
+
+static void stream_done(control_stream *st) {
+        if (st->free_state)
+                st->free_state(st->state);
+        *st = (control_stream) {};
 }
 
 static control_client *client_free(control_client *c) {
@@ -135,6 +153,7 @@ static control_client *client_free(control_client *c) {
         sd_event_source_disable_unref(c->idle_source);
         if (c->fd >= 0)
                 close(c->fd);
+        stream_done(&c->stream);
         free(c->in);
         free(c->out);
         free(c);
@@ -155,15 +174,19 @@ static int client_touch(control_client *c) {
         return sd_event_source_set_enabled(c->idle_source, SD_EVENT_ONESHOT);
 }
 
-/* Decide which events we wait for: write while output is queued; read while we accept requests
- * and the client is not sitting on a large unread backlog. */
+static size_t client_queued(const control_client *c) {
+        return c->out_len - c->out_start;
+}
+
+/* Decide which events we wait for: write while output is queued or a stream has more to make; read
+ * while we accept requests and the client is not sitting on a large unread backlog. */
 static int client_update_events(control_client *c) {
         uint32_t events = 0;
-        size_t queued = c->out_len - c->out_start;
+        size_t queued = client_queued(c);
 
         if (!c->read_closed && !c->close_when_flushed && queued < CONTROL_OUTPUT_PAUSE)
                 events |= EPOLLIN;
-        if (queued > 0)
+        if (queued > 0 || c->stream.next)
                 events |= EPOLLOUT;
         if (events == 0)
                 return sd_event_source_set_enabled(c->io_source, SD_EVENT_OFF);
@@ -194,25 +217,36 @@ static int client_flush(control_client *c) {
         return 0;
 }
 
-/* Queue one reply line. -ENOBUFS when the client's unread output would exceed the cap. */
-static int client_queue(control_client *c, json_object *reply) {
-        size_t len;
-        const char *text = json_object_to_json_string_length(reply,
-                                                             JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-                                                             &len);
-        if (!text)
-                return -ENOMEM;
+/* The longest reply (or streamed item) queued whole: the queue is below CONTROL_OUTPUT_PAUSE when a
+ * reply is made, so with this no client that reads its replies ever passes output_max_bytes. */
+static size_t reply_max_bytes(const control_server *s) {
+        return s->output_max_bytes - CONTROL_OUTPUT_PAUSE;
+}
 
-        if (c->out_len - c->out_start + len + 1 > c->server->output_max_bytes)
+/* Queue text[0..len) (and a newline). json-c copies bytes that are not UTF-8 (a mount point, a comm)
+ * into its text as they are: they are replaced here, so every reply is valid JSON for strict parsers.
+ * -ENOBUFS when the client's unread output would pass the cap. */
+static int client_queue_text(control_client *c, const char *text, size_t len, bool newline) {
+        _cleanup_free_ char *clean = NULL;
+        size_t need;
+
+        if (!utf8_valid(text, len)) {
+                clean = utf8_sanitize(text, len, &len);
+                if (!clean)
+                        return -ENOMEM;
+                text = clean;
+        }
+        need = len + newline;
+        if (client_queued(c) + need > c->server->output_max_bytes)
                 return -ENOBUFS;
 
-        if (c->out_start > 0 && c->out_len + len + 1 > c->out_allocated) {
-                memmove(c->out, c->out + c->out_start, c->out_len - c->out_start);
+        if (c->out_start > 0 && c->out_len + need > c->out_allocated) {
+                memmove(c->out, c->out + c->out_start, client_queued(c));
                 c->out_len -= c->out_start;
                 c->out_start = 0;
         }
-        if (c->out_len + len + 1 > c->out_allocated) {
-                size_t want = MAX(c->out_allocated * 2, c->out_len + len + 1);
+        if (c->out_len + need > c->out_allocated) {
+                size_t want = MAX(c->out_allocated * 2, c->out_len + need);
                 char *p = realloc(c->out, want);
                 if (!p)
                         return -ENOMEM;
@@ -220,67 +254,188 @@ static int client_queue(control_client *c, json_object *reply) {
                 c->out_allocated = want;
         }
         memcpy(c->out + c->out_len, text, len);
-        c->out[c->out_len + len] = '\n';
-        c->out_len += len + 1;
+        if (newline)
+                c->out[c->out_len + len] = '\n';
+        c->out_len += need;
+        c->server->peak_queued_bytes = MAX(c->server->peak_queued_bytes, client_queued(c));
         return 0;
+}
+
+static const char *to_text(json_object *o, size_t *len) {
+        return json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len);
 }
 
 static int client_queue_error(control_client *c, int error, const char *message) {
         json_object *reply = control_reply_error(error, message);
-        int r = client_queue(c, reply);
+        size_t len;
+        const char *text = to_text(reply, &len);
+        int r = text ? client_queue_text(c, text, len, true) : -ENOMEM;
+
         json_object_put(reply);
         return r;
 }
 
-static char *verb_list(const control_server *s) {
+/* Queue one whole reply line; one longer than a reply may be is answered with EMSGSIZE instead. */
+static int client_queue_reply(control_client *c, json_object *reply) {
+        size_t len;
+        const char *text = to_text(reply, &len);
+        char message[128];
+
+        if (!text)
+                return -ENOMEM;
+        if (len + 1 <= reply_max_bytes(c->server))
+                return client_queue_text(c, text, len, true);
+        snprintf(message, sizeof message, "the reply would take %zu bytes, more than the %zu a reply may take",
+                 len + 1, reply_max_bytes(c->server));
+        log_warning("Control client pid %d: %s.", (int) c->pid, message);
+        return client_queue_error(c, EMSGSIZE, message);
+}
+
+/* Queue the beginning of a streamed reply: the envelope and the head, open, up to the streamed
+ * member's opening bracket. */
+static int client_stream_begin(control_client *c, json_object *reply, control_stream *stream) {
+        json_object *head = proto_get(reply, PF_REPLY_RESULT), *key = json_object_new_string(stream->key);
+        _cleanup_free_ char *prefix = NULL;
+        size_t len;
+        const char *text = to_text(reply, &len), *key_text = key ? json_object_to_json_string(key) : NULL;
+        int r = -ENOMEM;
+
+        /* the result is the envelope's last member, so the text ends with the two closing braces */
+        if (text && key_text && len >= 2 && head && strcmp(text + len - 2, "}}") == 0 &&
+            asprintf(&prefix, "%.*s%s%s:%c", (int) (len - 2), text, json_object_object_length(head) > 0 ? "," : "",
+                     key_text, stream->keyed ? '{' : '[') >= 0)
+                r = client_queue_text(c, prefix, strlen(prefix), false);
+        json_object_put(key);
+        if (r < 0) {
+                stream_done(stream);
+                return r;
+        }
+        c->stream = *stream;
+        c->stream_items = 0;
+        *stream = (control_stream) {};
+        return 0;
+}
+
+/* Make the streamed reply's next items while the queue has room and this wakeup's budget lasts;
+ * close the reply after the last. 0, or -errno when the client must go (a reply cannot be taken back
+ * once it has begun). */
+static int client_stream_fill(control_client *c, size_t *budget) {
+        while (c->stream.next && client_queued(c) < CONTROL_OUTPUT_PAUSE && *budget > 0) {
+                _cleanup_free_ char *name = NULL, *piece = NULL;
+                json_object *item = NULL;
+                const char *text = NULL, *name_text = "";
+                json_object *name_json = NULL;
+                size_t len;
+                int r;
+
+                r = c->stream.next(c->stream.state, &name, &item);
+                if (r < 0)
+                        return log_warning_errno(r, "Failed to make the next part of a %s reply to pid %d, dropping it: %m",
+                                                 c->stream.key, (int) c->pid);
+                if (r == 0) {
+                        /* the member, the result and the envelope */
+                        r = client_queue_text(c, c->stream.keyed ? "}}}" : "]}}", 3, true);
+                        stream_done(&c->stream);
+                        return r;
+                }
+                if (c->stream.keyed) {
+                        name_json = json_object_new_string(name ? name : "");
+                        name_text = name_json ? json_object_to_json_string(name_json) : NULL;
+                }
+                text = to_text(item, &len);
+                if (text && name_text && asprintf(&piece, "%s%s%s%s", c->stream_items > 0 ? "," : "", name_text,
+                                                  c->stream.keyed ? ":" : "", text) < 0)
+                        piece = NULL;
+                json_object_put(name_json);
+                json_object_put(item);
+                if (!piece)
+                        return -ENOMEM;
+                len = strlen(piece);
+                if (len > reply_max_bytes(c->server)) {
+                        log_warning("Control client pid %d: one part of a %s reply takes %zu bytes, more than the %zu "
+                                    "a reply may take; dropping the client.", (int) c->pid, c->stream.key, len,
+                                    reply_max_bytes(c->server));
+                        return -EMSGSIZE;
+                }
+                r = client_queue_text(c, piece, len, false);
+                if (r < 0)
+                        return r;
+                c->stream_items++;
+                *budget -= MIN(*budget, len);
+        }
+        return 0;
+}
+
+static char *verb_list(const control_verb *verbs, size_t n_verbs) {
         size_t size = 1;
-        for (size_t i = 0; i < s->n_verbs; i++)
-                size += strlen(s->verbs[i].name) + 2;
+        for (size_t i = 0; i < n_verbs; i++)
+                size += strlen(verbs[i].name) + 2;
         char *list = calloc(1, size);
         if (!list)
                 return NULL;
-        for (size_t i = 0; i < s->n_verbs; i++) {
+        for (size_t i = 0; i < n_verbs; i++) {
                 if (i > 0)
                         strcat(list, ", ");
-                strcat(list, s->verbs[i].name);
+                strcat(list, verbs[i].name);
         }
         return list;
 }
 
 /* "<what> (verbs: a, b, c)" */
-static json_object *verb_error(const control_server *s, int error, const char *what) {
-        _cleanup_free_ char *list = verb_list(s), *message = NULL;
+static json_object *verb_error(const control_verb *verbs, size_t n_verbs, int error, const char *what) {
+        _cleanup_free_ char *list = verb_list(verbs, n_verbs), *message = NULL;
         if (asprintf(&message, "%s (verbs: %s)", what, list ? list : "") < 0)
                 return control_reply_error(error, what);
         return control_reply_error(error, message);
 }
 
-/* Turn one request line into one reply object (never NULL). */
-static json_object *client_handle_line(control_client *c, const char *line, size_t len) {
-        control_server *s = c->server;
+/* Whether a JSON text has the escape \u0000 in a string: json-c would decode it into a NUL that cuts
+ * the string ("ping\u0000x" would run ping, and a key "verb\u0000x" would read as "verb"). Outside
+ * strings a backslash is not valid JSON, so every backslash here starts an escape of two characters. */
+static bool has_nul_escape(const char *s, size_t len) {
+        for (size_t i = 0; i + 1 < len; i++) {
+                if (s[i] != '\\')
+                        continue;
+                if (s[i + 1] == 'u' && i + 5 < len && memcmp(s + i + 2, "0000", 4) == 0)
+                        return true;
+                i++;   /* skip the escaped character: an escaped backslash followed by "u0000" is text */
+        }
+        return false;
+}
+
+json_object *control_handle_request(const control_verb *verbs, size_t n_verbs, void *userdata, uid_t uid,
+                                    const char *line, size_t len, control_stream *ret_stream) {
         json_object *request = NULL, *verb_object;
         int r;
 
+        *ret_stream = (control_stream) {};
+        /* checked on the raw bytes: json-c passes bytes that are not UTF-8 through unchanged */
+        if (!utf8_valid(line, len))
+                return control_reply_error(EINVAL, "request is not valid UTF-8");
         r = control_parse_json(line, len, &request);
         if (r == -ENOMEM)
                 return control_reply_error(r, NULL);
         if (r < 0)
                 return control_reply_error(EINVAL, "request is not valid JSON");
+        if (has_nul_escape(line, len)) {
+                json_object_put(request);
+                return control_reply_error(EINVAL, "request has a \\u0000 in a string");
+        }
         if (!json_object_is_type(request, json_type_object)) {
                 json_object_put(request);
                 return control_reply_error(EINVAL, "request is not a JSON object");
         }
-        if (!json_object_object_get_ex(request, "verb", &verb_object) ||
-            !json_object_is_type(verb_object, json_type_string)) {
+        verb_object = proto_get(request, PF_REQUEST_VERB);
+        if (!json_object_is_type(verb_object, json_type_string)) {
                 json_object_put(request);
-                return verb_error(s, EINVAL, "request has no \"verb\" string");
+                return verb_error(verbs, n_verbs, EINVAL, "request has no \"verb\" string");
         }
 
         const char *verb = json_object_get_string(verb_object);
         const control_verb *v = NULL;
-        for (size_t i = 0; i < s->n_verbs; i++)
-                if (strcmp(s->verbs[i].name, verb) == 0) {
-                        v = &s->verbs[i];
+        for (size_t i = 0; i < n_verbs; i++)
+                if (strcmp(verbs[i].name, verb) == 0) {
+                        v = &verbs[i];
                         break;
                 }
 
@@ -289,8 +444,8 @@ static json_object *client_handle_line(control_client *c, const char *line, size
         if (!v) {
                 if (asprintf(&message, "unknown verb '%s'", verb) < 0)
                         message = NULL;
-                reply = verb_error(s, EOPNOTSUPP, message ? message : "unknown verb");
-        } else if (v->privileged && c->uid != 0) {
+                reply = verb_error(verbs, n_verbs, EOPNOTSUPP, message ? message : "unknown verb");
+        } else if (v->privileged && uid != 0) {
                 if (asprintf(&message, "only root may %s", v->name) < 0)
                         message = NULL;
                 reply = control_reply_error(EPERM, message);
@@ -298,31 +453,32 @@ static json_object *client_handle_line(control_client *c, const char *line, size
                 json_object *result = NULL;
                 _cleanup_free_ char *error = NULL;
 
-                r = v->handler(s->userdata, request, &result, &error);
+                r = v->handler(userdata, request, &result, ret_stream, &error);
                 if (r < 0) {
                         json_object_put(result);
-                        log_debug_errno(r, "Control verb %s from pid %d failed: %s", v->name, (int) c->pid,
-                                        error ? error : strerror(-r));
+                        stream_done(ret_stream);
+                        log_debug_errno(r, "Control verb %s failed: %s", v->name, error ? error : strerror(-r));
                         reply = control_reply_error(r, error);
                 } else {
-                        reply = json_object_new_object();
-                        json_object_object_add(reply, "ok", json_object_new_boolean(true));
-                        json_object_object_add(reply, "result", result ? result : json_object_new_object());
+                        reply = reply_new(true);
+                        proto_add(reply, PF_REPLY_RESULT, result ? result : json_object_new_object());
                 }
         }
         json_object_put(request);
         return reply;
 }
 
-/* Answer every complete line in the input buffer. 0, or -errno when the client must go. */
+/* Answer every complete line in the input buffer, until a streamed reply begins (the requests after
+ * it wait for its end) or the output backlog is too big. 0, or -errno when the client must go. */
 static int client_process_input(control_client *c) {
+        control_server *s = c->server;
         size_t start = 0, from;
         bool no_line = false;
         int r;
 
-        while (start < c->in_len && !c->close_when_flushed) {
+        while (start < c->in_len && !c->close_when_flushed && !c->stream.next) {
                 /* Stop answering a client that does not read; resume when its output drains. */
-                if (c->out_len - c->out_start >= CONTROL_OUTPUT_PAUSE)
+                if (client_queued(c) >= CONTROL_OUTPUT_PAUSE)
                         break;
 
                 /* a line sent a byte at a time is searched once, not once per byte */
@@ -343,8 +499,9 @@ static int client_process_input(control_client *c) {
                 if (i == len)
                         continue;
 
-                json_object *reply = client_handle_line(c, line, len);
-                r = client_queue(c, reply);
+                control_stream stream;
+                json_object *reply = control_handle_request(s->verbs, s->n_verbs, s->userdata, c->uid, line, len, &stream);
+                r = stream.next ? client_stream_begin(c, reply, &stream) : client_queue_reply(c, reply);
                 json_object_put(reply);
                 if (r < 0)
                         return r;
@@ -355,7 +512,7 @@ static int client_process_input(control_client *c) {
         c->in_len -= start;
         c->in_scanned = no_line ? c->in_len : 0;
 
-        if (c->in_len > CONTROL_LINE_MAX && !c->close_when_flushed) {
+        if (c->in_len > CONTROL_LINE_MAX && !c->close_when_flushed && !c->stream.next) {
                 char message[64];
                 snprintf(message, sizeof message, "request line longer than %u bytes", (unsigned) CONTROL_LINE_MAX);
                 r = client_queue_error(c, E2BIG, message);
@@ -389,6 +546,7 @@ static int client_read(control_client *c) {
 
 static int client_io_handler(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         control_client *c = userdata;
+        size_t budget = CONTROL_STREAM_BUDGET;
         int r = 0;
 
         if (revents & EPOLLOUT) {
@@ -402,20 +560,25 @@ static int client_io_handler(sd_event_source *source, int fd, uint32_t revents, 
                         goto drop;
         }
 
-        /* Answer, send, and answer again what was held back while the output backlog drains. */
+        /* Stream, answer, send, and go on while the client takes it: held-back requests are answered
+         * as the backlog drains, and a stream stops at this wakeup's budget (EPOLLOUT brings it back). */
         for (;;) {
+                r = client_stream_fill(c, &budget);
+                if (r < 0)
+                        goto drop;
                 r = client_process_input(c);
                 if (r < 0)
                         goto drop;
                 r = client_flush(c);
                 if (r < 0)
                         goto drop;
-                if (c->close_when_flushed || c->out_len - c->out_start >= CONTROL_OUTPUT_PAUSE ||
-                    c->in_scanned == c->in_len)
+                if (c->close_when_flushed || client_queued(c) >= CONTROL_OUTPUT_PAUSE)
+                        break;
+                if (c->stream.next ? budget == 0 : c->in_scanned == c->in_len)
                         break;
         }
 
-        bool idle = c->out_start == c->out_len;
+        bool idle = client_queued(c) == 0 && !c->stream.next;
         if (idle && (c->close_when_flushed || (c->read_closed && c->in_len == 0))) {
                 client_free(c);
                 return 0;
@@ -426,8 +589,11 @@ static int client_io_handler(sd_event_source *source, int fd, uint32_t revents, 
         return 0;
 
 drop:
+        /* what is queued goes out if the socket takes it: a reply cut short reads as one to the client */
+        (void) client_flush(c);
         if (r == -ENOBUFS)
-                log_warning("Control client pid %d does not read its replies, dropping it.", (int) c->pid);
+                log_warning("Control client pid %d has more than %zu bytes of replies unread, dropping it.",
+                            (int) c->pid, c->server->output_max_bytes);
         else if (r != -EPIPE && r != -ECONNRESET)
                 log_debug_errno(r, "Control client pid %d failed, dropping it: %m", (int) c->pid);
         client_free(c);
@@ -471,7 +637,7 @@ static const char *admission_refused(const control_server *s, uid_t uid, char *b
 static void refuse_client(int fd, const char *message) {
         json_object *reply = control_reply_error(EUSERS, message);
         size_t len;
-        const char *text = json_object_to_json_string_length(reply, JSON_C_TO_STRING_PLAIN, &len);
+        const char *text = to_text(reply, &len);
         _cleanup_free_ char *line = text ? malloc(len + 1) : NULL;
         if (line) {
                 memcpy(line, text, len);
@@ -555,7 +721,8 @@ static int listen_handler(sd_event_source *source, int fd, uint32_t revents, voi
         return 0;
 }
 
-/* mkdir -p for the directory part of path, new directories mode 0755. */
+/* mkdir -p for the directory part of path. The directories it creates get mode 0755 whatever the
+ * umask (with umask 077 others could not reach the socket); existing ones are left as they are. */
 static int mkdir_parents(const char *path) {
         _cleanup_free_ char *dir = strdup(path);
         if (!dir)
@@ -565,7 +732,10 @@ static int mkdir_parents(const char *path) {
                 if (*p != '/')
                         continue;
                 *p = '\0';
-                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                if (mkdir(dir, 0755) == 0) {
+                        if (chmod(dir, 0755) < 0)
+                                return -errno;
+                } else if (errno != EEXIST)
                         return -errno;
                 *p = '/';
         }
@@ -690,13 +860,17 @@ control_server *control_server_free(control_server *s) {
 
 void control_server_set_limits(control_server *s, size_t output_max_bytes, uint64_t idle_timeout_usec) {
         if (output_max_bytes > 0)
-                s->output_max_bytes = output_max_bytes;
+                s->output_max_bytes = MAX(output_max_bytes, 2 * (size_t) CONTROL_OUTPUT_PAUSE);
         if (idle_timeout_usec > 0)
                 s->idle_timeout_usec = idle_timeout_usec;
 }
 
 unsigned control_server_n_clients(const control_server *s) {
         return s->n_clients;
+}
+
+size_t control_server_peak_queued_bytes(const control_server *s) {
+        return s->peak_queued_bytes;
 }
 
 /* Milliseconds left until deadline_usec (CLOCK_MONOTONIC), at least 0. */
@@ -776,8 +950,8 @@ int control_call(const char *path, json_object *request, json_object **reply, in
         while (!nl) {
                 if (buf_len + 4096 > buf_allocated) {
                         if (buf_allocated >= CONTROL_REPLY_MAX)
-                                return -E2BIG;
-                        size_t want = MAX(buf_allocated * 2, (size_t) 16384);
+                                return -EFBIG;
+                        size_t want = MIN(MAX(buf_allocated * 2, (size_t) 16384), CONTROL_REPLY_MAX);
                         char *p = realloc(buf, want);
                         if (!p)
                                 return -ENOMEM;
@@ -796,9 +970,12 @@ int control_call(const char *path, json_object *request, json_object **reply, in
                         continue;
                 }
                 if (n == 0)
-                        return -ECONNRESET;   /* closed before a whole reply arrived */
+                        /* closed before a whole reply arrived: before any of it, or in the middle */
+                        return buf_len == 0 ? -ECONNRESET : -EPIPE;
                 nl = memchr(buf + buf_len, '\n', (size_t) n);
                 buf_len += (size_t) n;
+                /* a big reply comes in pieces: the timeout is for a daemon that stops sending */
+                deadline = now_usec() + (uint64_t) MAX(timeout_ms, 0) * 1000;
         }
 
         json_object *o = NULL;

@@ -1,47 +1,78 @@
-/* wbtunectl's human output: status lines, the device table and one device's fields. */
+/* wbtunectl's human output: replies checked against protocol.h, read through its names, printed escaped. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
 #include "ctl-format.h"
+#include "escape.h"
 #include "util.h"
 
 #define VALUE_MAX 512
 #define TABLE_COLUMNS_MAX 16
 
-/* --- reading result objects that may lack fields (older or newer daemons) --------------- */
+/* --- checking a reply -------------------------------------------------------------------- */
 
-static json_object *get(json_object *o, const char *key) {
-        json_object *v;
-        return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+int ctl_check_reply(json_object *reply, protocol_kind kind, json_object **ret_result, char *error, size_t size) {
+        json_object *v, *result;
+        char what[384];
+        int r;
+
+        if (!json_object_is_type(reply, json_type_object)) {
+                snprintf(error, size, "the reply is not a JSON object");
+                return -EBADMSG;
+        }
+        v = proto_get(reply, PF_REPLY_VERSION);
+        if (!v) {
+                snprintf(error, size, "the reply has no protocol \"%s\" (a wbtuned older than this wbtunectl?)",
+                         protocol_name(PF_REPLY_VERSION));
+                return -EPROTONOSUPPORT;
+        }
+        if (proto_value_u64(v) != PROTOCOL_VERSION || !json_object_is_type(v, json_type_int)) {
+                snprintf(error, size, "wbtuned speaks protocol version %.20s, this wbtunectl version %d: use the "
+                         "wbtunectl that came with the running wbtuned", json_object_to_json_string(v), PROTOCOL_VERSION);
+                return -EPROTONOSUPPORT;
+        }
+        /* the envelope itself: ok, and error/errno or the result */
+        r = protocol_check(reply, PK_REPLY, false, what, sizeof what);
+        if (r < 0) {
+                snprintf(error, size, "%s", what);
+                return r;
+        }
+        if (!proto_bool(reply, PF_REPLY_OK)) {
+                if (!json_object_is_type(proto_get(reply, PF_REPLY_ERROR), json_type_string) ||
+                    !json_object_is_type(proto_get(reply, PF_REPLY_ERRNO), json_type_string)) {
+                        snprintf(error, size, "the reply says it failed, without an \"%s\" and \"%s\" string",
+                                 protocol_name(PF_REPLY_ERROR), protocol_name(PF_REPLY_ERRNO));
+                        return -EBADMSG;
+                }
+                return 1;
+        }
+        result = proto_get(reply, PF_REPLY_RESULT);
+        if (!result) {
+                snprintf(error, size, "the reply has no \"%s\"", protocol_name(PF_REPLY_RESULT));
+                return -EBADMSG;
+        }
+        if (kind != PK_NONE) {
+                r = protocol_check(result, kind, false, what, sizeof what);
+                if (r < 0) {
+                        snprintf(error, size, "%s.%s", protocol_name(PF_REPLY_RESULT), what);
+                        return r;
+                }
+        }
+        *ret_result = result;
+        return 0;
 }
 
-static bool has(json_object *o, const char *key) {
-        return get(o, key) != NULL;
-}
-
-static uint64_t get_u64(json_object *o, const char *key) {
-        json_object *v = get(o, key);
-        return v ? json_object_get_uint64(v) : 0;
-}
-
-static double get_double(json_object *o, const char *key) {
-        json_object *v = get(o, key);
-        return v ? json_object_get_double(v) : 0.0;
-}
-
-static const char *get_str(json_object *o, const char *key) {
-        json_object *v = get(o, key);
-        return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-}
+/* --- values ------------------------------------------------------------------------------ */
 
 /* "sda", or "dm-0 (vg0-root)" when the device has a device-mapper name. */
 static const char *name_str(char *buf, size_t size, json_object *d) {
-        const char *alias = get_str(d, "alias");
+        const char *alias = proto_str(d, PF_DEVICE_ALIAS);
 
         if (!alias[0])
-                return get_str(d, "name");
-        snprintf(buf, size, "%s (%s)", get_str(d, "name"), alias);
+                return proto_str(d, PF_DEVICE_NAME);
+        snprintf(buf, size, "%s (%s)", proto_str(d, PF_DEVICE_NAME), alias);
         return buf;
 }
 
@@ -58,8 +89,13 @@ static const char *rate_str(char *buf, size_t size, uint64_t bytes_per_s) {
 
 /* "12.3s", "4min 5s", "2h 3min", "1d 2h". */
 static const char *duration_str(char *buf, size_t size, double s) {
-        uint64_t t = (uint64_t) s;
+        uint64_t t;
 
+        /* a number from the reply: clamped before it becomes an integer (1e15 s is 31 million years) */
+        if (!(s >= 0.0))
+                s = 0.0;
+        s = MIN(s, 1e15);
+        t = (uint64_t) s;
         if (s < 60.0)
                 snprintf(buf, size, "%.1fs", s);
         else if (t < 3600)
@@ -86,222 +122,89 @@ static const char *ppm_str(char *buf, size_t size, uint64_t ppm) {
         return buf;
 }
 
-/* Comma-joined array of strings; "" if none. */
+/* A value in one of the protocol's units: "16M", "5.00s", "20%", "12.5%", "1". */
+static const char *unit_value_str(char *buf, size_t size, const char *unit, uint64_t v) {
+        if (strcmp(unit, PROTOCOL_UNIT_BYTES) == 0)
+                return bytes_str(buf, size, v);
+        if (strcmp(unit, PROTOCOL_UNIT_CENTISECS) == 0)
+                snprintf(buf, size, "%" PRIu64 ".%02" PRIu64 "s", v / 100, v % 100);
+        else if (strcmp(unit, PROTOCOL_UNIT_PERCENT) == 0)
+                snprintf(buf, size, "%" PRIu64 "%%", v);
+        else if (strcmp(unit, PROTOCOL_UNIT_PPM) == 0)
+                return ppm_str(buf, size, v);
+        else
+                snprintf(buf, size, "%" PRIu64, v);
+        return buf;
+}
+
+/* Joined array of strings; "" if none. */
 static const char *join_array(char *buf, size_t size, json_object *a, const char *sep) {
         buf[0] = '\0';
-        if (!a || !json_object_is_type(a, json_type_array))
+        if (!json_object_is_type(a, json_type_array))
                 return buf;
         for (size_t i = 0; i < json_object_array_length(a); i++) {
-                const char *s = json_object_get_string(json_object_array_get_idx(a, i));
                 if (i > 0)
                         strncat(buf, sep, size - strlen(buf) - 1);
-                strncat(buf, s ? s : "", size - strlen(buf) - 1);
+                strncat(buf, proto_value_str(json_object_array_get_idx(a, i)), size - strlen(buf) - 1);
         }
         return buf;
+}
+
+/* Columns on a terminal: UTF-8 continuation bytes take none (wide characters are not measured). */
+static size_t text_width(const char *s) {
+        size_t n = 0;
+
+        for (; *s; s++)
+                n += ((unsigned char) *s & 0xc0) != 0x80;
+        return n;
+}
+
+static void pad(FILE *f, size_t n) {
+        for (; n > 0; n--)
+                fputc(' ', f);
 }
 
 /* --- "Key: value" lists, keys right-aligned ---------------------------------------------- */
 
 typedef struct kv_list {
-        char keys[64][40];
+        char keys[64][48];
         char values[64][VALUE_MAX];
         size_t n;
 } kv_list;
 
+/* Both key and value are escaped: either may come from the daemon. */
 static void kv_add(kv_list *l, const char *key, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static void kv_add(kv_list *l, const char *key, const char *format, ...) {
+        char value[VALUE_MAX];
         va_list ap;
 
         if (l->n >= ELEMENTSOF(l->keys))
                 return;
-        snprintf(l->keys[l->n], sizeof l->keys[0], "%s", key);
+        escape_text(key, l->keys[l->n], sizeof l->keys[0]);
         va_start(ap, format);
-        vsnprintf(l->values[l->n], sizeof l->values[0], format, ap);
+        vsnprintf(value, sizeof value, format, ap);
         va_end(ap);
+        escape_text(value, l->values[l->n], sizeof l->values[0]);
         l->n++;
 }
 
 static void kv_print(const kv_list *l, FILE *f) {
-        int width = 0;
+        size_t width = 0;
         for (size_t i = 0; i < l->n; i++)
-                width = MAX(width, (int) strlen(l->keys[i]));
-        for (size_t i = 0; i < l->n; i++)
-                fprintf(f, "%*s: %s\n", width, l->keys[i], l->values[i]);
-}
-
-/* --- status ------------------------------------------------------------------------------ */
-
-/* The kernel uses *_bytes when non-zero, else *_ratio (of dirtyable memory); writing one zeroes the other. */
-static void add_limit(kv_list *l, const char *key, json_object *knobs, const char *bytes_key, const char *ratio_key) {
-        char b[32];
-        uint64_t bytes = get_u64(knobs, bytes_key);
-
-        if (bytes > 0)
-                kv_add(l, key, "%s (vm.%s; vm.%s unused)", bytes_str(b, sizeof b, bytes), bytes_key, ratio_key);
-        else
-                kv_add(l, key, "%" PRIu64 "%% of dirtyable memory (vm.%s; vm.%s unset)",
-                       get_u64(knobs, ratio_key), ratio_key, bytes_key);
-}
-
-int ctl_format_status(json_object *result, FILE *f) {
-        json_object *global = get(result, "global"), *knobs = get(global, "knobs");
-        char a[32], b[32], c[32];
-        _cleanup_free_ kv_list *l = calloc(1, sizeof *l);
-
-        if (!l)
-                return -ENOMEM;
-        if (!has(result, "version") || !global)
-                return -EBADMSG;
-
-        kv_add(l, "Version", "%s", get_str(result, "version"));
-        kv_add(l, "PID", "%" PRIu64, get_u64(result, "pid"));
-        kv_add(l, "Uptime", "%s", duration_str(a, sizeof a, get_double(result, "uptime_s")));
-        const char *mode = get_str(result, "mode");
-        kv_add(l, "Mode", "%s%s", mode,
-               json_object_get_boolean(get(result, "dry_run")) && !strstr(mode, "dry") ? " (dry run)" : "");
-        kv_add(l, "Tick", "%" PRIu64 " ms", get_u64(result, "tick_ms"));
-        if (has(result, "ticks"))
-                kv_add(l, "Ticks", "%" PRIu64, get_u64(result, "ticks"));
-        kv_add(l, "Stats source", "%s", get_str(result, "stats_source"));
-        if (*get_str(result, "root") && strcmp(get_str(result, "root"), "/") != 0)
-                kv_add(l, "Root", "%s (not the live system)", get_str(result, "root"));
-        kv_add(l, "Devices", "%" PRIu64, get_u64(result, "n_devices"));
-        kv_add(l, "Config", "%s", get_str(result, "config"));
-
-        kv_add(l, "Dirty", "%s", bytes_str(a, sizeof a, get_u64(global, "dirty_bytes")));
-        kv_add(l, "Writeback", "%s", bytes_str(a, sizeof a, get_u64(global, "writeback_bytes")));
-        kv_add(l, "Thresholds", "%s throttle, %s background",
-               bytes_str(a, sizeof a, get_u64(global, "dirty_thresh_bytes")),
-               bytes_str(b, sizeof b, get_u64(global, "background_thresh_bytes")));
-        kv_add(l, "Rates", "%s dirtied, %s written",
-               rate_str(a, sizeof a, get_u64(global, "dirty_rate_bytes_per_s")),
-               rate_str(b, sizeof b, get_u64(global, "write_rate_bytes_per_s")));
-        kv_add(l, "Totals", "%s dirtied, %s written",
-               bytes_str(a, sizeof a, get_u64(global, "dirtied_total_bytes")),
-               bytes_str(b, sizeof b, get_u64(global, "written_total_bytes")));
-        kv_add(l, "Memory", "%s available of %s",
-               bytes_str(a, sizeof a, get_u64(global, "mem_available_bytes")),
-               bytes_str(c, sizeof c, get_u64(global, "mem_total_bytes")));
-
-        if (knobs) {
-                add_limit(l, "Dirty limit", knobs, "dirty_bytes", "dirty_ratio");
-                add_limit(l, "Background limit", knobs, "dirty_background_bytes", "dirty_background_ratio");
-                uint64_t cs = get_u64(knobs, "dirty_writeback_centisecs");
-                if (cs == 0)
-                        kv_add(l, "Flusher wakeup", "disabled (vm.dirty_writeback_centisecs=0)");
-                else
-                        kv_add(l, "Flusher wakeup", "every %.2fs (vm.dirty_writeback_centisecs=%" PRIu64 ")",
-                               (double) cs / 100.0, cs);
-                cs = get_u64(knobs, "dirty_expire_centisecs");
-                kv_add(l, "Dirty expire", "after %.2fs (vm.dirty_expire_centisecs=%" PRIu64 ")",
-                       (double) cs / 100.0, cs);
+                width = MAX(width, text_width(l->keys[i]));
+        for (size_t i = 0; i < l->n; i++) {
+                pad(f, width - text_width(l->keys[i]));
+                fprintf(f, "%s: %s\n", l->keys[i], l->values[i]);
         }
-
-        json_object *attr = get(result, "attribution"), *hist = get(result, "history");
-        if (attr) {
-                json_object *counters = get(attr, "counters");
-                char line[VALUE_MAX];
-
-                kv_add(l, "Attribution", "%s", ctl_format_attribution(attr, line, sizeof line));
-                if (json_object_get_boolean(get(attr, "taskstats")))
-                        kv_add(l, "Taskstats", "yes (per-task write bytes%s)",
-                               json_object_get_boolean(get(attr, "delayacct")) ? " and block I/O delay" : "");
-                else
-                        kv_add(l, "Taskstats", "no: %s", *get_str(attr, "taskstats_reason") ? get_str(attr, "taskstats_reason") : "off");
-                kv_add(l, "Delay accounting", "%s (kernel.task_delayacct)",
-                       json_object_get_boolean(get(attr, "delayacct")) ? "on" : "off");
-                if (json_object_get_boolean(get(attr, "enabled")))
-                        kv_add(l, "Trace counters", "%" PRIu64 " events, %" PRIu64 " lost by the kernel (%" PRIu64
-                               " markers), dropped %" PRIu64 " tasks %" PRIu64 " devices, %" PRIu64 " bad lines, %" PRIu64 " budget hits",
-                               get_u64(counters, "events"), get_u64(counters, "lost_kernel"),
-                               get_u64(counters, "lost_markers"), get_u64(counters, "dropped_tasks"),
-                               get_u64(counters, "dropped_devices"), get_u64(counters, "bad_lines"),
-                               get_u64(counters, "budget_hits"));
-        }
-        if (hist)
-                kv_add(l, "History", "%" PRIu64 " min kept, %" PRIu64 " ticks of %" PRIu64 " devices held (%s)",
-                       get_u64(hist, "minutes"), get_u64(hist, "ticks"), get_u64(hist, "devices"),
-                       bytes_str(a, sizeof a, get_u64(hist, "memory_bytes")));
-
-        kv_print(l, f);
-        if (get(result, "tuning")) {
-                fputs("\nGlobal tuning:\n", f);
-                return ctl_format_tuning(get(result, "tuning"), f);
-        }
-        return 0;
 }
 
-/* --- knobs and bandwidth --------------------------------------------------------------- */
-
-const char *ctl_format_knobs(json_object *knobs, char *buf, size_t size) {
-        char a[32], b[32];
-        size_t used = 0;
-
-        buf[0] = '\0';
-#define APPEND(...) do { \
-                int _n = snprintf(buf + used, size > used ? size - used : 0, "%s", used ? " " : ""); \
-                used += _n > 0 ? (size_t) _n : 0; \
-                _n = snprintf(buf + used, size > used ? size - used : 0, __VA_ARGS__); \
-                used += _n > 0 ? (size_t) _n : 0; \
-                used = MIN(used, size ? size - 1 : 0); \
-        } while (0)
-
-        /* min: the kernel keeps ratios; min_bytes is an input converted to a ratio, so show the ratio. */
-        if (has(knobs, "min_ratio_fine") && get_u64(knobs, "min_ratio_fine") > 0)
-                APPEND("min %s", ppm_str(a, sizeof a, get_u64(knobs, "min_ratio_fine")));
-        else if (has(knobs, "min_ratio") && get_u64(knobs, "min_ratio") > 0)
-                APPEND("min %" PRIu64 "%%", get_u64(knobs, "min_ratio"));
-
-        /* max: a ratio; below 100% the byte figure it stands for right now helps, when the kernel has it. */
-        bool have_max = true;
-        if (has(knobs, "max_ratio_fine"))
-                ppm_str(a, sizeof a, get_u64(knobs, "max_ratio_fine"));
-        else if (has(knobs, "max_ratio"))
-                snprintf(a, sizeof a, "%" PRIu64 "%%", get_u64(knobs, "max_ratio"));
-        else
-                have_max = false;
-        bool full = has(knobs, "max_ratio_fine") ? get_u64(knobs, "max_ratio_fine") >= 1000000 :
-                                                   get_u64(knobs, "max_ratio") >= 100;
-        if (have_max && !full && has(knobs, "max_bytes"))
-                APPEND("max %s (%s)", bytes_str(b, sizeof b, get_u64(knobs, "max_bytes")), a);
-        else if (have_max)
-                APPEND("max %s", a);
-        else if (has(knobs, "max_bytes"))
-                APPEND("max %s", bytes_str(b, sizeof b, get_u64(knobs, "max_bytes")));
-
-        if (has(knobs, "strict_limit"))
-                APPEND("strict %" PRIu64, get_u64(knobs, "strict_limit"));
-#undef APPEND
-        return buf;
-}
-
-unsigned long long ctl_device_bw(json_object *device) {
-        static const char *const keys[] = { "wb_bw_bytes_per_s", "kernel_bw_bytes_per_s", "write_bw_bytes_per_s" };
-        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
-                uint64_t v = get_u64(device, keys[i]);
-                if (v > 0)
-                        return v;
-        }
-        return 0;
-}
-
-/* "1.5s"; "0s" with nothing queued; "?" with a backlog but no bandwidth known yet. */
-static const char *backlog_str(char *buf, size_t size, json_object *device) {
-        double s = get_double(device, "backlog_s");
-        if (s > 0)
-                snprintf(buf, size, s < 10 ? "%.1fs" : "%.0fs", s);
-        else
-                snprintf(buf, size, "%s", get_u64(device, "backlog_bytes") > 0 ? "?" : "0s");
-        return buf;
-}
-
-/* --- the device table -------------------------------------------------------------------- */
+/* --- tables -------------------------------------------------------------------------------- */
 
 typedef struct table {
         const char *const *headers;
         const bool *right;
         size_t n_columns;
-        char **cells;        /* n_rows * n_columns, malloc'd */
+        char **cells;        /* n_rows * n_columns, malloc'd, escaped */
         size_t n_rows;
 } table;
 
@@ -311,27 +214,30 @@ static int table_add_row(table *t, char **row) {
                 return -ENOMEM;
         t->cells = p;
         for (size_t i = 0; i < t->n_columns; i++)
-                p[t->n_rows * t->n_columns + i] = xstrdup(row[i] && *row[i] ? row[i] : "-");
+                p[t->n_rows * t->n_columns + i] = escape_text_alloc(row[i] && *row[i] ? row[i] : "-");
         t->n_rows++;
         return 0;
 }
 
 static void table_print(const table *t, FILE *f) {
-        int width[TABLE_COLUMNS_MAX];
+        size_t width[TABLE_COLUMNS_MAX];
 
         for (size_t c = 0; c < t->n_columns; c++) {
-                width[c] = (int) strlen(t->headers[c]);
+                width[c] = text_width(t->headers[c]);
                 for (size_t r = 0; r < t->n_rows; r++)
-                        width[c] = MAX(width[c], (int) strlen(t->cells[r * t->n_columns + c]));
+                        width[c] = MAX(width[c], text_width(t->cells[r * t->n_columns + c]));
         }
         for (size_t r = 0; r <= t->n_rows; r++)
                 for (size_t c = 0; c < t->n_columns; c++) {
                         const char *s = r == 0 ? t->headers[c] : t->cells[(r - 1) * t->n_columns + c];
                         bool last = c + 1 == t->n_columns;
+                        size_t w = text_width(s);
+
                         if (t->right[c])
-                                fprintf(f, "%*s", width[c], s);
-                        else
-                                fprintf(f, "%-*s", last ? 0 : width[c], s);
+                                pad(f, width[c] - w);
+                        fputs(s, f);
+                        if (!t->right[c] && !last)
+                                pad(f, width[c] - w);
                         fputs(last ? "\n" : "  ", f);
                 }
 }
@@ -354,6 +260,294 @@ static int table_finish(table *t, int r, const char *empty, FILE *f) {
         return r;
 }
 
+/* --- tuning: who owns each knob, its original, current and desired value, and why -------------- */
+
+/* A knob object's value in its unit; "-" when null. */
+static const char *knob_value_str(char *buf, size_t size, json_object *knob, protocol_field f) {
+        if (!proto_has(knob, f))
+                return "-";
+        return unit_value_str(buf, size, proto_str(knob, PF_KNOB_UNIT), proto_u64(knob, f));
+}
+
+/* "100% (max_ratio_fine)": the saved value, and the file when it is not the knob's own. */
+static const char *original_str(char *buf, size_t size, json_object *knob) {
+        json_object *o = proto_get(knob, PF_KNOB_ORIGINAL);
+        const char *file = proto_str(o, PF_ORIGINAL_FILE);
+        char v[32];
+
+        if (!o)
+                return "-";
+        unit_value_str(v, sizeof v, proto_str(o, PF_ORIGINAL_UNIT), proto_u64(o, PF_ORIGINAL_VALUE));
+        if (*file && strcmp(file, proto_str(knob, PF_KNOB_KNOB)) != 0)
+                snprintf(buf, size, "%s (%s)", v, file);
+        else
+                snprintf(buf, size, "%s", v);
+        return buf;
+}
+
+int ctl_format_tuning(json_object *tuning, FILE *f) {
+        static const char *const headers[] = { "KNOB", "STATE", "ORIGINAL", "CURRENT", "DESIRED", "REASON" };
+        static const bool right[] = { false, false, true, true, true, false };
+        table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
+        json_object *knobs = proto_get(tuning, PF_TUNING_KNOBS);
+        int r = 0;
+
+        if (!json_object_is_type(knobs, json_type_array))
+                return -EBADMSG;
+        for (size_t i = 0; i < json_object_array_length(knobs); i++) {
+                json_object *k = json_object_array_get_idx(knobs, i);
+                char orig[96], cur[32], want_buf[32], policy[32], desired[80], reason[VALUE_MAX];
+                const char *clamp = proto_str(k, PF_KNOB_CLAMP);
+                const char *want = knob_value_str(want_buf, sizeof want_buf, k, PF_KNOB_DESIRED);
+
+                if (proto_has(k, PF_KNOB_POLICY) &&
+                    (!proto_has(k, PF_KNOB_DESIRED) || proto_u64(k, PF_KNOB_POLICY) != proto_u64(k, PF_KNOB_DESIRED)))
+                        snprintf(desired, sizeof desired, "%s (policy %s)", want,
+                                 knob_value_str(policy, sizeof policy, k, PF_KNOB_POLICY));
+                else
+                        snprintf(desired, sizeof desired, "%s", want);
+                snprintf(reason, sizeof reason, "%s%s%s%s", proto_str(k, PF_KNOB_REASON), *clamp ? " [guard: " : "",
+                         clamp, *clamp ? "]" : "");
+                char *row[] = {
+                        (char *) proto_str(k, PF_KNOB_KNOB),
+                        (char *) proto_str(k, PF_KNOB_STATE),
+                        (char *) original_str(orig, sizeof orig, k),
+                        (char *) knob_value_str(cur, sizeof cur, k, PF_KNOB_CURRENT),
+                        desired,
+                        reason,
+                };
+                r = table_add_row(&t, row);
+                if (r < 0)
+                        break;
+        }
+        r = table_finish(&t, r, "No knob.\n", f);
+        for (size_t i = 0; r == 0 && i < json_object_array_length(knobs); i++) {
+                json_object *k = json_object_array_get_idx(knobs, i);
+                _cleanup_free_ char *name = NULL, *note = NULL;
+
+                if (!*proto_str(k, PF_KNOB_NOTE))
+                        continue;
+                name = escape_text_alloc(proto_str(k, PF_KNOB_KNOB));
+                note = escape_text_alloc(proto_str(k, PF_KNOB_NOTE));
+                fprintf(f, "  %s: %s\n", name, note);
+        }
+        return r;
+}
+
+/* --- status ------------------------------------------------------------------------------ */
+
+/* The kernel uses *_bytes when non-zero, else *_ratio (of dirtyable memory); writing one zeroes the other. */
+static void add_limit(kv_list *l, const char *key, json_object *knobs, protocol_field bytes_field,
+                      protocol_field ratio_field) {
+        char b[32];
+        uint64_t bytes = proto_u64(knobs, bytes_field);
+
+        if (bytes > 0)
+                kv_add(l, key, "%s (vm.%s; vm.%s unused)", bytes_str(b, sizeof b, bytes), protocol_name(bytes_field),
+                       protocol_name(ratio_field));
+        else
+                kv_add(l, key, "%" PRIu64 "%% of dirtyable memory (vm.%s; vm.%s unset)",
+                       proto_u64(knobs, ratio_field), protocol_name(ratio_field), protocol_name(bytes_field));
+}
+
+static void add_centisecs(kv_list *l, const char *key, const char *what, json_object *knobs, protocol_field field) {
+        char v[32];
+        uint64_t cs = proto_u64(knobs, field);
+
+        if (cs == 0 && field == PF_VM_KNOBS_DIRTY_WRITEBACK_CENTISECS)
+                kv_add(l, key, "disabled (vm.%s=0)", protocol_name(field));
+        else
+                kv_add(l, key, "%s %s (vm.%s=%" PRIu64 ")", what,
+                       unit_value_str(v, sizeof v, PROTOCOL_UNIT_CENTISECS, cs), protocol_name(field), cs);
+}
+
+static const char *yes_no(bool b) {
+        return b ? "yes" : "no";
+}
+
+int ctl_format_status(json_object *result, FILE *f) {
+        json_object *global = proto_get(result, PF_STATUS_GLOBAL), *knobs = proto_get(global, PF_GLOBAL_KNOBS);
+        json_object *attr = proto_get(result, PF_STATUS_ATTRIBUTION), *hist = proto_get(result, PF_STATUS_HISTORY);
+        json_object *tuning = proto_get(result, PF_STATUS_TUNING), *writes = proto_get(result, PF_STATUS_WRITES);
+        json_object *support = proto_get(result, PF_STATUS_KERNEL_SUPPORT);
+        char a[32], b[32], c[32];
+        _cleanup_free_ kv_list *l = calloc(1, sizeof *l);
+        const char *mode = proto_str(result, PF_STATUS_MODE), *root = proto_str(result, PF_STATUS_ROOT);
+
+        if (!l)
+                return -ENOMEM;
+        if (!json_object_is_type(global, json_type_object))
+                return -EBADMSG;
+
+        kv_add(l, "Version", "%s (protocol %d)", proto_str(result, PF_STATUS_PACKAGE_VERSION), PROTOCOL_VERSION);
+        kv_add(l, "PID", "%" PRIu64, proto_u64(result, PF_STATUS_PID));
+        kv_add(l, "Uptime", "%s", duration_str(a, sizeof a, proto_double(result, PF_STATUS_UPTIME_S)));
+        kv_add(l, "Mode", "%s%s", mode, proto_bool(result, PF_STATUS_DRY_RUN) && !strstr(mode, "dry") ? " (dry run)" : "");
+        kv_add(l, "Tick", "%" PRIu64 " ms", proto_u64(result, PF_STATUS_TICK_MS));
+        kv_add(l, "Ticks", "%" PRIu64, proto_u64(result, PF_STATUS_TICKS));
+        kv_add(l, "Stats source", "%s", proto_str(result, PF_STATUS_STATS_SOURCE));
+        if (*root && strcmp(root, "/") != 0)
+                kv_add(l, "Root", "%s (not the live system)", root);
+        kv_add(l, "Devices", "%" PRIu64, proto_u64(result, PF_STATUS_N_DEVICES));
+        kv_add(l, "Config", "%s", proto_str(result, PF_STATUS_CONFIG));
+
+        kv_add(l, "Dirty", "%s", bytes_str(a, sizeof a, proto_u64(global, PF_GLOBAL_DIRTY_BYTES)));
+        kv_add(l, "Writeback", "%s", bytes_str(a, sizeof a, proto_u64(global, PF_GLOBAL_WRITEBACK_BYTES)));
+        kv_add(l, "Thresholds", "%s throttle, %s background",
+               bytes_str(a, sizeof a, proto_u64(global, PF_GLOBAL_DIRTY_THRESH_BYTES)),
+               bytes_str(b, sizeof b, proto_u64(global, PF_GLOBAL_BACKGROUND_THRESH_BYTES)));
+        kv_add(l, "Rates", "%s dirtied, %s written",
+               rate_str(a, sizeof a, proto_u64(global, PF_GLOBAL_DIRTY_RATE_BYTES_PER_S)),
+               rate_str(b, sizeof b, proto_u64(global, PF_GLOBAL_WRITE_RATE_BYTES_PER_S)));
+        kv_add(l, "Totals", "%s dirtied, %s written",
+               bytes_str(a, sizeof a, proto_u64(global, PF_GLOBAL_DIRTIED_TOTAL_BYTES)),
+               bytes_str(b, sizeof b, proto_u64(global, PF_GLOBAL_WRITTEN_TOTAL_BYTES)));
+        kv_add(l, "Memory", "%s available of %s",
+               bytes_str(a, sizeof a, proto_u64(global, PF_GLOBAL_MEM_AVAILABLE_BYTES)),
+               bytes_str(c, sizeof c, proto_u64(global, PF_GLOBAL_MEM_TOTAL_BYTES)));
+
+        if (knobs) {
+                add_limit(l, "Dirty limit", knobs, PF_VM_KNOBS_DIRTY_BYTES, PF_VM_KNOBS_DIRTY_RATIO);
+                add_limit(l, "Background limit", knobs, PF_VM_KNOBS_DIRTY_BACKGROUND_BYTES,
+                          PF_VM_KNOBS_DIRTY_BACKGROUND_RATIO);
+                add_centisecs(l, "Flusher wakeup", "every", knobs, PF_VM_KNOBS_DIRTY_WRITEBACK_CENTISECS);
+                add_centisecs(l, "Dirty expire", "after", knobs, PF_VM_KNOBS_DIRTY_EXPIRE_CENTISECS);
+        }
+
+        if (attr) {
+                json_object *counters = proto_get(attr, PF_ATTRIBUTION_COUNTERS);
+                const char *why = proto_str(attr, PF_ATTRIBUTION_TASKSTATS_REASON);
+                char line[VALUE_MAX];
+
+                kv_add(l, "Attribution", "%s", ctl_format_attribution(attr, line, sizeof line));
+                if (proto_bool(attr, PF_ATTRIBUTION_TASKSTATS))
+                        kv_add(l, "Taskstats", "yes (per-task write bytes%s)",
+                               proto_bool(attr, PF_ATTRIBUTION_DELAYACCT) ? " and block I/O delay" : "");
+                else
+                        kv_add(l, "Taskstats", "no: %s", *why ? why : "off");
+                kv_add(l, "Delay accounting", "%s (kernel.task_delayacct)",
+                       proto_bool(attr, PF_ATTRIBUTION_DELAYACCT) ? "on" : "off");
+                if (proto_bool(attr, PF_ATTRIBUTION_ENABLED))
+                        kv_add(l, "Trace counters", "%" PRIu64 " events, %" PRIu64 " lost by the kernel (%" PRIu64
+                               " markers), dropped %" PRIu64 " tasks %" PRIu64 " devices, %" PRIu64 " bad lines, %" PRIu64 " budget hits",
+                               proto_u64(counters, PF_COUNTERS_EVENTS), proto_u64(counters, PF_COUNTERS_LOST_KERNEL),
+                               proto_u64(counters, PF_COUNTERS_LOST_MARKERS), proto_u64(counters, PF_COUNTERS_DROPPED_TASKS),
+                               proto_u64(counters, PF_COUNTERS_DROPPED_DEVICES), proto_u64(counters, PF_COUNTERS_BAD_LINES),
+                               proto_u64(counters, PF_COUNTERS_BUDGET_HITS));
+        }
+        if (writes) {
+                const char *refused = proto_str(writes, PF_WRITES_SAVED_FILE_REFUSED);
+
+                kv_add(l, "Knob writes", "%s: %s", proto_bool(writes, PF_WRITES_ENABLED) ? "yes" : "no",
+                       proto_str(writes, PF_WRITES_REASON));
+                kv_add(l, "Written", "%" PRIu64 " in the last minute, %" PRIu64 " in all; %" PRIu64
+                       " refused; %" PRIu64 " set by hand since", proto_u64(writes, PF_WRITES_LAST_MINUTE),
+                       proto_u64(writes, PF_WRITES_TOTAL), proto_u64(writes, PF_WRITES_FAILURES_TOTAL),
+                       proto_u64(writes, PF_WRITES_OVERRIDES_TOTAL));
+                kv_add(l, "Safety guard", "held a knob on %" PRIu64 " ticks", proto_u64(writes, PF_WRITES_GUARD_HOLDS_TOTAL));
+                kv_add(l, "Saved originals", "%s%s%s", proto_str(writes, PF_WRITES_SAVED_FILE), *refused ? ": NOT TRUSTED, " : "",
+                       refused);
+        }
+        if (support) {
+                const char *why = proto_str(support, PF_KERNEL_SUPPORT_WHY);
+
+                kv_add(l, "Kernel support", "debugfs %s, wb_stats %s, *_bytes %s, strict_limit %s, cgroup writeback %s",
+                       yes_no(proto_bool(support, PF_KERNEL_SUPPORT_DEBUGFS)),
+                       yes_no(proto_bool(support, PF_KERNEL_SUPPORT_WB_STATS)),
+                       yes_no(proto_bool(support, PF_KERNEL_SUPPORT_BDI_BYTES)),
+                       yes_no(proto_bool(support, PF_KERNEL_SUPPORT_STRICT_LIMIT)),
+                       yes_no(proto_bool(support, PF_KERNEL_SUPPORT_CGROUP_WRITEBACK)));
+                kv_add(l, "Device figures", "%s%s", proto_bool(support, PF_KERNEL_SUPPORT_DEVICES_TRUSTED) ? "trusted" :
+                       "NOT trusted, limits and caps left alone: ", why);
+                if (proto_bool(support, PF_KERNEL_SUPPORT_MEMCG_V2))
+                        kv_add(l, "Memory cgroups", "%" PRIu64 " with a limit, %" PRIu64 " of them writing",
+                               proto_u64(support, PF_KERNEL_SUPPORT_MEMCG_LIMITED),
+                               proto_u64(support, PF_KERNEL_SUPPORT_MEMCG_WRITING));
+        }
+        if (hist)
+                kv_add(l, "History", "%" PRIu64 " min kept, %" PRIu64 " ticks of %" PRIu64 " devices held (%s)",
+                       proto_u64(hist, PF_HISTORY_STATUS_MINUTES), proto_u64(hist, PF_HISTORY_STATUS_TICKS),
+                       proto_u64(hist, PF_HISTORY_STATUS_DEVICES),
+                       bytes_str(a, sizeof a, proto_u64(hist, PF_HISTORY_STATUS_MEMORY_BYTES)));
+
+        kv_print(l, f);
+        if (tuning) {
+                fputs("\nGlobal tuning:\n", f);
+                return ctl_format_tuning(tuning, f);
+        }
+        return 0;
+}
+
+/* --- knobs and bandwidth --------------------------------------------------------------- */
+
+const char *ctl_format_knobs(json_object *knobs, char *buf, size_t size) {
+        char a[32], b[32];
+        size_t used = 0;
+
+        if (size == 0)
+                return buf;
+        buf[0] = '\0';
+#define APPEND(...) do { \
+                int _n = snprintf(buf + used, size > used ? size - used : 0, "%s", used ? " " : ""); \
+                used += _n > 0 ? (size_t) _n : 0; \
+                _n = snprintf(buf + used, size > used ? size - used : 0, __VA_ARGS__); \
+                used += _n > 0 ? (size_t) _n : 0; \
+                used = MIN(used, size - 1); \
+        } while (0)
+
+        /* min: the kernel keeps ratios; min_bytes is an input converted to a ratio, so show the ratio. */
+        if (proto_u64(knobs, PF_BDI_KNOBS_MIN_RATIO_FINE) > 0)
+                APPEND("min %s", ppm_str(a, sizeof a, proto_u64(knobs, PF_BDI_KNOBS_MIN_RATIO_FINE)));
+        else if (proto_u64(knobs, PF_BDI_KNOBS_MIN_RATIO) > 0)
+                APPEND("min %" PRIu64 "%%", proto_u64(knobs, PF_BDI_KNOBS_MIN_RATIO));
+
+        /* max: a ratio; below 100% the byte figure it stands for right now helps, when the kernel has it. */
+        bool fine = proto_has(knobs, PF_BDI_KNOBS_MAX_RATIO_FINE), have_max = true;
+        if (fine)
+                ppm_str(a, sizeof a, proto_u64(knobs, PF_BDI_KNOBS_MAX_RATIO_FINE));
+        else if (proto_has(knobs, PF_BDI_KNOBS_MAX_RATIO))
+                snprintf(a, sizeof a, "%" PRIu64 "%%", proto_u64(knobs, PF_BDI_KNOBS_MAX_RATIO));
+        else
+                have_max = false;
+        bool full = fine ? proto_u64(knobs, PF_BDI_KNOBS_MAX_RATIO_FINE) >= 1000000 :
+                           proto_u64(knobs, PF_BDI_KNOBS_MAX_RATIO) >= 100;
+        if (have_max && !full && proto_has(knobs, PF_BDI_KNOBS_MAX_BYTES))
+                APPEND("max %s (%s)", bytes_str(b, sizeof b, proto_u64(knobs, PF_BDI_KNOBS_MAX_BYTES)), a);
+        else if (have_max)
+                APPEND("max %s", a);
+        else if (proto_has(knobs, PF_BDI_KNOBS_MAX_BYTES))
+                APPEND("max %s", bytes_str(b, sizeof b, proto_u64(knobs, PF_BDI_KNOBS_MAX_BYTES)));
+
+        if (proto_has(knobs, PF_BDI_KNOBS_STRICT_LIMIT))
+                APPEND("strict %" PRIu64, proto_u64(knobs, PF_BDI_KNOBS_STRICT_LIMIT));
+#undef APPEND
+        return buf;
+}
+
+unsigned long long ctl_device_bw(json_object *device) {
+        static const protocol_field fields[] = {
+                PF_DEVICE_WB_BW_BYTES_PER_S, PF_DEVICE_KERNEL_BW_BYTES_PER_S, PF_DEVICE_WRITE_BW_BYTES_PER_S,
+        };
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+                uint64_t v = proto_u64(device, fields[i]);
+                if (v > 0)
+                        return v;
+        }
+        return 0;
+}
+
+/* "1.5s"; "0s" with nothing queued; "?" with a backlog but no bandwidth known yet. */
+static const char *backlog_str(char *buf, size_t size, json_object *device) {
+        double s = proto_double(device, PF_DEVICE_BACKLOG_S);
+        if (s > 0)
+                snprintf(buf, size, s < 10 ? "%.1fs" : "%.0fs", s);
+        else
+                snprintf(buf, size, "%s", proto_u64(device, PF_DEVICE_BACKLOG_BYTES) > 0 ? "?" : "0s");
+        return buf;
+}
+
+/* --- the device table -------------------------------------------------------------------- */
+
 int ctl_format_devices(json_object *result, FILE *f) {
         static const char *const headers[] = {
                 "BDI", "NAME", "MOUNTS", "FS", "TRAITS", "DIRTY", "WB", "THRESH", "BW", "BACKLOG", "KNOBS",
@@ -361,74 +555,37 @@ int ctl_format_devices(json_object *result, FILE *f) {
         static const bool right[] = {
                 false, false, false, false, false, true, true, true, true, true, false,
         };
-        json_object *devices = get(result, "devices");
+        json_object *devices = proto_get(result, PF_DEVICES_DEVICES);
         table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
         int r = 0;
 
-        if (!devices || !json_object_is_type(devices, json_type_array))
+        if (!json_object_is_type(devices, json_type_array))
                 return -EBADMSG;
 
         for (size_t i = 0; i < json_object_array_length(devices); i++) {
-                json_object *d = json_object_array_get_idx(devices, i), *mounts = get(d, "mounts");
+                json_object *d = json_object_array_get_idx(devices, i), *mounts = proto_get(d, PF_DEVICE_MOUNTS);
                 char mount[VALUE_MAX], traits[128], dirty[32], wb[32], thresh[32], bw[32], backlog[32], knobs[128];
                 char name[160];
-                size_t n_mounts = mounts && json_object_is_type(mounts, json_type_array) ?
-                                  json_object_array_length(mounts) : 0;
+                size_t n_mounts = json_object_is_type(mounts, json_type_array) ? json_object_array_length(mounts) : 0;
 
                 mount[0] = '\0';
                 if (n_mounts > 0)
-                        snprintf(mount, sizeof mount, "%s", json_object_get_string(json_object_array_get_idx(mounts, 0)));
+                        snprintf(mount, sizeof mount, "%s", proto_value_str(json_object_array_get_idx(mounts, 0)));
                 if (n_mounts > 1)
                         snprintf(mount + strlen(mount), sizeof mount - strlen(mount), " +%zu", n_mounts - 1);
 
                 char *row[] = {
-                        (char *) get_str(d, "bdi"),
+                        (char *) proto_str(d, PF_DEVICE_BDI),
                         (char *) name_str(name, sizeof name, d),
                         mount,
-                        (char *) get_str(d, "fstype"),
-                        (char *) join_array(traits, sizeof traits, get(d, "traits"), ","),
-                        (char *) bytes_str(dirty, sizeof dirty, get_u64(d, "dirty_bytes")),
-                        (char *) bytes_str(wb, sizeof wb, get_u64(d, "writeback_bytes")),
-                        (char *) bytes_str(thresh, sizeof thresh, get_u64(d, "thresh_bytes")),
+                        (char *) proto_str(d, PF_DEVICE_FSTYPE),
+                        (char *) join_array(traits, sizeof traits, proto_get(d, PF_DEVICE_TRAITS), ","),
+                        (char *) bytes_str(dirty, sizeof dirty, proto_u64(d, PF_DEVICE_DIRTY_BYTES)),
+                        (char *) bytes_str(wb, sizeof wb, proto_u64(d, PF_DEVICE_WRITEBACK_BYTES)),
+                        (char *) bytes_str(thresh, sizeof thresh, proto_u64(d, PF_DEVICE_THRESH_BYTES)),
                         (char *) rate_str(bw, sizeof bw, ctl_device_bw(d)),
                         (char *) backlog_str(backlog, sizeof backlog, d),
-                        (char *) ctl_format_knobs(get(d, "knobs"), knobs, sizeof knobs),
-                };
-                r = table_add_row(&t, row);
-                if (r < 0)
-                        break;
-        }
-        return table_finish(&t, r, NULL, f);
-}
-
-/* --- tuning: original, current and desired value of each knob, and why ------------------- */
-
-static const char *knob_value_str(char *buf, size_t size, const char *knob, json_object *v) {
-        if (!v || json_object_is_type(v, json_type_null))
-                return "-";
-        if (strstr(knob, "bytes"))
-                return bytes_str(buf, size, json_object_get_uint64(v));
-        snprintf(buf, size, "%" PRIu64, json_object_get_uint64(v));
-        return buf;
-}
-
-int ctl_format_tuning(json_object *knobs, FILE *f) {
-        static const char *const headers[] = { "KNOB", "ORIGINAL", "CURRENT", "DESIRED", "REASON" };
-        static const bool right[] = { false, true, true, true, false };
-        table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
-        int r = 0;
-
-        if (!knobs || !json_object_is_type(knobs, json_type_object))
-                return -EBADMSG;
-        json_object_object_foreach(knobs, name, k) {
-                char cur[32], want[32];
-                json_object *orig = get(k, "original");
-                char *row[] = {
-                        name,
-                        (char *) (orig && json_object_is_type(orig, json_type_string) ? json_object_get_string(orig) : "-"),
-                        (char *) knob_value_str(cur, sizeof cur, name, get(k, "current")),
-                        (char *) knob_value_str(want, sizeof want, name, get(k, "desired")),
-                        (char *) get_str(k, "reason"),
+                        (char *) ctl_format_knobs(proto_get(d, PF_DEVICE_KNOBS), knobs, sizeof knobs),
                 };
                 r = table_add_row(&t, row);
                 if (r < 0)
@@ -443,32 +600,50 @@ typedef enum field_kind { FIELD_STRING, FIELD_NUMBER, FIELD_BYTES, FIELD_RATE, F
                           FIELD_BOOL, FIELD_KNOBS, FIELD_HIDDEN } field_kind;
 
 static const struct {
-        const char *key, *label;
+        protocol_field field;
+        const char *label;
         field_kind kind;
 } device_fields[] = {
-        { "bdi",                    "BDI",               FIELD_STRING },
-        { "name",                   "Name",              FIELD_STRING },
-        { "has_devnum",             NULL,                FIELD_HIDDEN },   /* shown through major/minor */
-        { "major",                  "Major",             FIELD_NUMBER },
-        { "minor",                  "Minor",             FIELD_NUMBER },
-        { "model",                  "Model",             FIELD_STRING },
-        { "fstype",                 "Filesystem",        FIELD_STRING },
-        { "mounts",                 "Mounts",            FIELD_LIST },
-        { "traits",                 "Traits",            FIELD_LIST },
-        { "source",                 "Stats source",      FIELD_STRING },
-        { "dirty_bytes",            "Dirty",             FIELD_BYTES },
-        { "writeback_bytes",        "Writeback",         FIELD_BYTES },
-        { "thresh_bytes",           "Dirty threshold",   FIELD_BYTES },
-        { "backlog_bytes",          "Backlog",           FIELD_BYTES },
-        { "backlog_s",              "Backlog time",      FIELD_SECONDS },
-        { "wb_bw_bytes_per_s",      "Bandwidth (wb)",    FIELD_RATE },
-        { "kernel_bw_bytes_per_s",  "Bandwidth (kernel)", FIELD_RATE },
-        { "write_bw_bytes_per_s",   "Bandwidth (measured)", FIELD_RATE },
-        { "dirty_rate_bytes_per_s", "Dirty rate",        FIELD_RATE },
-        { "dirtied_total_bytes",    "Dirtied total",     FIELD_BYTES },
-        { "written_total_bytes",    "Written total",     FIELD_BYTES },
-        { "seen_before",            "Rates valid",       FIELD_BOOL },
-        { "knobs",                  NULL,                FIELD_KNOBS },
+        { PF_DEVICE_BDI,                    "BDI",                  FIELD_STRING },
+        { PF_DEVICE_NAME,                   "Name",                 FIELD_STRING },
+        { PF_DEVICE_ALIAS,                  "Device-mapper name",   FIELD_STRING },
+        { PF_DEVICE_HAS_DEVNUM,             NULL,                   FIELD_HIDDEN },   /* shown through major/minor */
+        { PF_DEVICE_MAJOR,                  "Major",                FIELD_NUMBER },
+        { PF_DEVICE_MINOR,                  "Minor",                FIELD_NUMBER },
+        { PF_DEVICE_MODEL,                  "Model",                FIELD_STRING },
+        { PF_DEVICE_FSTYPE,                 "Filesystem",           FIELD_STRING },
+        { PF_DEVICE_MOUNTS,                 "Mounts",               FIELD_LIST },
+        { PF_DEVICE_TRAITS,                 "Traits",               FIELD_LIST },
+        { PF_DEVICE_SOURCE,                 "Stats source",         FIELD_STRING },
+        { PF_DEVICE_DIRTY_BYTES,            "Dirty",                FIELD_BYTES },
+        { PF_DEVICE_WRITEBACK_BYTES,        "Writeback",            FIELD_BYTES },
+        { PF_DEVICE_THRESH_BYTES,           "Dirty threshold",      FIELD_BYTES },
+        { PF_DEVICE_BACKLOG_BYTES,          "Backlog",              FIELD_BYTES },
+        { PF_DEVICE_BACKLOG_S,              "Backlog time",         FIELD_SECONDS },
+        { PF_DEVICE_WB_BW_BYTES_PER_S,      "Bandwidth (wb)",       FIELD_RATE },
+        { PF_DEVICE_KERNEL_BW_BYTES_PER_S,  "Bandwidth (kernel)",   FIELD_RATE },
+        { PF_DEVICE_WRITE_BW_BYTES_PER_S,   "Bandwidth (measured)", FIELD_RATE },
+        { PF_DEVICE_DIRTY_RATE_BYTES_PER_S, "Dirty rate",           FIELD_RATE },
+        { PF_DEVICE_DIRTIED_TOTAL_BYTES,    "Dirtied total",        FIELD_BYTES },
+        { PF_DEVICE_WRITTEN_TOTAL_BYTES,    "Written total",        FIELD_BYTES },
+        { PF_DEVICE_SEEN_BEFORE,            "Rates valid",          FIELD_BOOL },
+        { PF_DEVICE_KNOBS,                  NULL,                   FIELD_KNOBS },
+        { PF_DEVICE_TUNING,                 NULL,                   FIELD_HIDDEN },   /* a table of its own */
+        { PF_DEVICE_THROTTLE,               NULL,                   FIELD_HIDDEN },
+};
+
+/* The unit of each per-device knob file. */
+static const struct {
+        protocol_field field;
+        const char *unit;
+} bdi_knob_units[] = {
+        { PF_BDI_KNOBS_MIN_RATIO,      PROTOCOL_UNIT_PERCENT },
+        { PF_BDI_KNOBS_MAX_RATIO,      PROTOCOL_UNIT_PERCENT },
+        { PF_BDI_KNOBS_MIN_RATIO_FINE, PROTOCOL_UNIT_PPM },
+        { PF_BDI_KNOBS_MAX_RATIO_FINE, PROTOCOL_UNIT_PPM },
+        { PF_BDI_KNOBS_MIN_BYTES,      PROTOCOL_UNIT_BYTES },
+        { PF_BDI_KNOBS_MAX_BYTES,      PROTOCOL_UNIT_BYTES },
+        { PF_BDI_KNOBS_STRICT_LIMIT,   PROTOCOL_UNIT_BOOL },
 };
 
 static const char *bytes_exact_str(char *buf, size_t size, uint64_t bytes) {
@@ -480,19 +655,37 @@ static const char *bytes_exact_str(char *buf, size_t size, uint64_t bytes) {
         return buf;
 }
 
-static void add_knob(kv_list *l, const char *name, json_object *v) {
-        char key[48], a[64];
-        uint64_t n = json_object_get_uint64(v);
+static void add_knobs(kv_list *l, json_object *knobs) {
+        char key[80], a[64];
 
-        snprintf(key, sizeof key, "Knob %s", name);
-        if (strstr(name, "_ratio_fine"))
-                kv_add(l, key, "%s (%" PRIu64 " ppm)", ppm_str(a, sizeof a, n), n);
-        else if (strstr(name, "_ratio"))
-                kv_add(l, key, "%" PRIu64 "%%", n);
-        else if (strstr(name, "_bytes"))
-                kv_add(l, key, "%s", bytes_exact_str(a, sizeof a, n));
-        else
-                kv_add(l, key, "%s", json_object_get_string(v));
+        if (!json_object_is_type(knobs, json_type_object))
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(bdi_knob_units); i++) {
+                protocol_field fld = bdi_knob_units[i].field;
+                const char *unit = bdi_knob_units[i].unit;
+                uint64_t v = proto_u64(knobs, fld);
+
+                if (!proto_has(knobs, fld))
+                        continue;
+                snprintf(key, sizeof key, "Knob %s", protocol_name(fld));
+                if (strcmp(unit, PROTOCOL_UNIT_PPM) == 0)
+                        kv_add(l, key, "%s (%" PRIu64 " ppm)", ppm_str(a, sizeof a, v), v);
+                else if (strcmp(unit, PROTOCOL_UNIT_BYTES) == 0)
+                        kv_add(l, key, "%s", bytes_exact_str(a, sizeof a, v));
+                else
+                        kv_add(l, key, "%s", unit_value_str(a, sizeof a, unit, v));
+        }
+        /* knob files a newer daemon reads: shown raw */
+        json_object_object_foreach(knobs, name, v) {
+                bool known = false;
+
+                for (size_t i = 0; i < ELEMENTSOF(bdi_knob_units) && !known; i++)
+                        known = strcmp(protocol_name(bdi_knob_units[i].field), name) == 0;
+                if (!known) {
+                        snprintf(key, sizeof key, "Knob %.64s", name);
+                        kv_add(l, key, "%s", v ? json_object_to_json_string(v) : "null");
+                }
+        }
 }
 
 static void add_field(kv_list *l, const char *label, field_kind kind, json_object *v) {
@@ -501,46 +694,49 @@ static void add_field(kv_list *l, const char *label, field_kind kind, json_objec
         switch (kind) {
         case FIELD_STRING:
         case FIELD_NUMBER: {
-                const char *s = json_object_get_string(v);
+                const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) :
+                                json_object_to_json_string(v);
                 kv_add(l, label, "%s", s && *s ? s : "-");
                 break;
         }
         case FIELD_BYTES:
-                kv_add(l, label, "%s", bytes_exact_str(a, sizeof a, json_object_get_uint64(v)));
+                kv_add(l, label, "%s", bytes_exact_str(a, sizeof a, proto_value_u64(v)));
                 break;
         case FIELD_RATE:
-                kv_add(l, label, "%s", rate_str(a, sizeof a, json_object_get_uint64(v)));
+                kv_add(l, label, "%s", rate_str(a, sizeof a, proto_value_u64(v)));
                 break;
-        case FIELD_SECONDS:
-                kv_add(l, label, "%.2fs", json_object_get_double(v));
+        case FIELD_SECONDS: {
+                double s = json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int) ?
+                           json_object_get_double(v) : 0.0;
+                kv_add(l, label, "%.2fs", isfinite(s) ? s : 0.0);
                 break;
+        }
         case FIELD_LIST:
                 join_array(a, sizeof a, v, ", ");
                 kv_add(l, label, "%s", *a ? a : "-");
                 break;
         case FIELD_BOOL:
-                kv_add(l, label, "%s", json_object_get_boolean(v) ? "yes" : "no");
+                kv_add(l, label, "%s", json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v) ? "yes" : "no");
                 break;
         case FIELD_KNOBS:
-                json_object_object_foreach(v, name, knob)
-                        add_knob(l, name, knob);
+                add_knobs(l, v);
                 break;
         case FIELD_HIDDEN:
                 break;
         }
 }
 
-/* The device's tuning block under show's fields; absent from older daemons. */
+/* The device's tuning block under show's fields. */
 static int device_tuning_print(json_object *tuning, FILE *f) {
         char bw[32];
 
         if (!tuning)
                 return 0;
         fprintf(f, "\nTuning: %s, %s, bandwidth taken as %s\n",
-                json_object_get_boolean(get(tuning, "managed")) ? "managed" : "not managed",
-                json_object_get_boolean(get(tuning, "active")) ? "active" : "idle",
-                rate_str(bw, sizeof bw, get_u64(tuning, "bw_estimate_bytes_per_s")));
-        return ctl_format_tuning(get(tuning, "knobs"), f);
+                proto_bool(tuning, PF_DEVICE_TUNING_MANAGED) ? "managed" : "not managed",
+                proto_bool(tuning, PF_DEVICE_TUNING_ACTIVE) ? "active" : "idle",
+                rate_str(bw, sizeof bw, proto_u64(tuning, PF_DEVICE_TUNING_BW_ESTIMATE_BYTES_PER_S)));
+        return ctl_format_tuning(tuning, f);
 }
 
 int ctl_format_device(json_object *device, FILE *f) {
@@ -548,42 +744,75 @@ int ctl_format_device(json_object *device, FILE *f) {
 
         if (!l)
                 return -ENOMEM;
-        if (!device || !json_object_is_type(device, json_type_object) || !has(device, "bdi"))
+        if (!json_object_is_type(device, json_type_object) || !proto_has(device, PF_DEVICE_BDI))
                 return -EBADMSG;
 
         for (size_t i = 0; i < ELEMENTSOF(device_fields); i++) {
-                json_object *v = get(device, device_fields[i].key);
+                json_object *v = proto_get(device, device_fields[i].field);
                 if (v)
                         add_field(l, device_fields[i].label, device_fields[i].kind, v);
         }
         /* Fields a newer daemon added: shown raw, so nothing is hidden from "show". */
         json_object_object_foreach(device, key, v) {
-                bool known = strcmp(key, "tuning") == 0;
+                bool known = false;
                 for (size_t i = 0; i < ELEMENTSOF(device_fields) && !known; i++)
-                        known = strcmp(device_fields[i].key, key) == 0;
+                        known = strcmp(protocol_name(device_fields[i].field), key) == 0;
                 if (!known)
-                        kv_add(l, key, "%s", json_object_get_string(v));
+                        kv_add(l, key, "%s", v ? (json_object_is_type(v, json_type_string) ? json_object_get_string(v) :
+                                                  json_object_to_json_string(v)) : "null");
         }
         kv_print(l, f);
-        return device_tuning_print(get(device, "tuning"), f);
+        return device_tuning_print(proto_get(device, PF_DEVICE_TUNING), f);
+}
+
+int ctl_format_show(json_object *result, FILE *f) {
+        return ctl_format_device(proto_get(result, PF_SHOW_DEVICE), f);
+}
+
+int ctl_format_explain(json_object *result, FILE *f) {
+        json_object *device = proto_get(result, PF_EXPLAIN_DEVICE), *tuning = proto_get(result, PF_EXPLAIN_TUNING);
+        json_object *device_tuning = proto_get(device, PF_DEVICE_TUNING);
+        _cleanup_free_ char *name = NULL;
+        int r;
+
+        if (!json_object_is_type(proto_get(result, PF_EXPLAIN_TEXT), json_type_string))
+                return -EBADMSG;
+        r = escape_lines_fputs(proto_str(result, PF_EXPLAIN_TEXT), f);
+        if (r < 0)
+                return r;
+        if (device_tuning) {
+                name = escape_text_alloc(proto_str(device, PF_DEVICE_NAME));
+                fprintf(f, "\nKnobs of %s:\n", name);
+                r = ctl_format_tuning(device_tuning, f);
+                if (r < 0)
+                        return r;
+        }
+        if (tuning) {
+                fputs("\nGlobal knobs:\n", f);
+                r = ctl_format_tuning(tuning, f);
+        }
+        return r;
 }
 
 /* --- top --------------------------------------------------------------------------------- */
 
 const char *ctl_format_attribution(json_object *attr, char *buf, size_t size) {
-        if (json_object_get_boolean(get(attr, "enabled")))
+        const char *reason = proto_str(attr, PF_ATTRIBUTION_REASON);
+
+        if (proto_bool(attr, PF_ATTRIBUTION_ENABLED))
                 snprintf(buf, size, "on (trace instance %s, taskstats %s, delay accounting %s)",
-                         get_str(attr, "trace_instance"),
-                         json_object_get_boolean(get(attr, "taskstats")) ? "on" : "off",
-                         json_object_get_boolean(get(attr, "delayacct")) ? "on" : "off");
+                         proto_str(attr, PF_ATTRIBUTION_TRACE_INSTANCE),
+                         proto_bool(attr, PF_ATTRIBUTION_TASKSTATS) ? "on" : "off",
+                         proto_bool(attr, PF_ATTRIBUTION_DELAYACCT) ? "on" : "off");
         else
-                snprintf(buf, size, "off: %s", *get_str(attr, "reason") ? get_str(attr, "reason") : "unknown");
+                snprintf(buf, size, "off: %s", *reason ? reason : "unknown");
         return buf;
 }
 
 /* "loop0 (7:0)" or the bdi alone; "-" when none. */
-static const char *task_device_str(char *buf, size_t size, json_object *t) {
-        const char *bdi = get_str(t, "bdi"), *name = get_str(t, "name");
+static const char *task_device_str(char *buf, size_t size, json_object *t, protocol_field bdi_field,
+                                   protocol_field name_field) {
+        const char *bdi = proto_str(t, bdi_field), *name = proto_str(t, name_field);
 
         if (!*bdi)
                 snprintf(buf, size, "-");
@@ -594,11 +823,11 @@ static const char *task_device_str(char *buf, size_t size, json_object *t) {
         return buf;
 }
 
-static const char *ms_per_s_str(char *buf, size_t size, json_object *o, const char *key) {
-        if (!has(o, key))
+static const char *ms_per_s_str(char *buf, size_t size, json_object *o, protocol_field f) {
+        if (!proto_has(o, f))
                 snprintf(buf, size, "-");
         else
-                snprintf(buf, size, "%.0f", get_double(o, key));
+                snprintf(buf, size, "%.0f", proto_double(o, f));
         return buf;
 }
 
@@ -611,19 +840,19 @@ static int format_top_devices(json_object *devices, FILE *f) {
         int r = 0;
 
         for (size_t i = 0; i < json_object_array_length(devices); i++) {
-                json_object *d = json_object_array_get_idx(devices, i), *th = get(d, "throttle");
+                json_object *d = json_object_array_get_idx(devices, i), *th = proto_get(d, PF_DEVICE_THROTTLE);
                 char dirty[32], wb[32], thresh[32], bw[32], rate[32], backlog[32], pause[32], knobs[128], name[160];
                 char *row[] = {
-                        (char *) get_str(d, "bdi"),
+                        (char *) proto_str(d, PF_DEVICE_BDI),
                         (char *) name_str(name, sizeof name, d),
-                        (char *) bytes_str(dirty, sizeof dirty, get_u64(d, "dirty_bytes")),
-                        (char *) bytes_str(wb, sizeof wb, get_u64(d, "writeback_bytes")),
-                        (char *) bytes_str(thresh, sizeof thresh, get_u64(d, "thresh_bytes")),
+                        (char *) bytes_str(dirty, sizeof dirty, proto_u64(d, PF_DEVICE_DIRTY_BYTES)),
+                        (char *) bytes_str(wb, sizeof wb, proto_u64(d, PF_DEVICE_WRITEBACK_BYTES)),
+                        (char *) bytes_str(thresh, sizeof thresh, proto_u64(d, PF_DEVICE_THRESH_BYTES)),
                         (char *) rate_str(bw, sizeof bw, ctl_device_bw(d)),
-                        (char *) rate_str(rate, sizeof rate, get_u64(d, "dirty_rate_bytes_per_s")),
+                        (char *) rate_str(rate, sizeof rate, proto_u64(d, PF_DEVICE_DIRTY_RATE_BYTES_PER_S)),
                         (char *) backlog_str(backlog, sizeof backlog, d),
-                        (char *) (th ? ms_per_s_str(pause, sizeof pause, th, "pause_ms_per_s") : "0"),
-                        (char *) ctl_format_knobs(get(d, "knobs"), knobs, sizeof knobs),
+                        (char *) (th ? ms_per_s_str(pause, sizeof pause, th, PF_THROTTLE_PAUSE_MS_PER_S) : "0"),
+                        (char *) ctl_format_knobs(proto_get(d, PF_DEVICE_KNOBS), knobs, sizeof knobs),
                 };
                 r = table_add_row(&t, row);
                 if (r < 0)
@@ -640,15 +869,15 @@ static int format_top_dirtiers(json_object *list, size_t max_rows, FILE *f) {
 
         for (size_t i = 0; i < json_object_array_length(list) && (max_rows == 0 || i < max_rows); i++) {
                 json_object *d = json_object_array_get_idx(list, i);
-                char pid[16], w[32], c[32], dev[96], pause[32], delay[32];
+                char pid[24], w[32], c[32], dev[160], pause[32], delay[32];
                 char *row[] = {
-                        (snprintf(pid, sizeof pid, "%" PRIu64, get_u64(d, "pid")), pid),
-                        (char *) get_str(d, "comm"),
-                        (char *) rate_str(w, sizeof w, get_u64(d, "write_bytes_per_s")),
-                        (char *) rate_str(c, sizeof c, get_u64(d, "cancelled_write_bytes_per_s")),
-                        (char *) task_device_str(dev, sizeof dev, d),
-                        (char *) ms_per_s_str(pause, sizeof pause, d, "pause_ms_per_s"),
-                        (char *) ms_per_s_str(delay, sizeof delay, d, "blkio_delay_ms_per_s"),
+                        (snprintf(pid, sizeof pid, "%" PRIu64, proto_u64(d, PF_DIRTIER_PID)), pid),
+                        (char *) proto_str(d, PF_DIRTIER_COMM),
+                        (char *) rate_str(w, sizeof w, proto_u64(d, PF_DIRTIER_WRITE_BYTES_PER_S)),
+                        (char *) rate_str(c, sizeof c, proto_u64(d, PF_DIRTIER_CANCELLED_WRITE_BYTES_PER_S)),
+                        (char *) task_device_str(dev, sizeof dev, d, PF_DIRTIER_BDI, PF_DIRTIER_NAME),
+                        (char *) ms_per_s_str(pause, sizeof pause, d, PF_DIRTIER_PAUSE_MS_PER_S),
+                        (char *) ms_per_s_str(delay, sizeof delay, d, PF_TASK_IO_BLKIO_DELAY_MS_PER_S),
                 };
                 r = table_add_row(&t, row);
                 if (r < 0)
@@ -667,18 +896,18 @@ static int format_top_paused(json_object *list, size_t max_rows, FILE *f) {
 
         for (size_t i = 0; i < json_object_array_length(list) && (max_rows == 0 || i < max_rows); i++) {
                 json_object *d = json_object_array_get_idx(list, i);
-                char pid[16], dev[96], pause[32], pauses[32], maxp[32], lim[32], w[32], delay[32];
+                char pid[24], dev[160], pause[32], pauses[24], maxp[24], lim[32], w[32], delay[32];
                 char *row[] = {
-                        (snprintf(pid, sizeof pid, "%" PRIu64, get_u64(d, "pid")), pid),
-                        (char *) get_str(d, "comm"),
-                        (char *) task_device_str(dev, sizeof dev, d),
-                        (char *) ms_per_s_str(pause, sizeof pause, d, "pause_ms_per_s"),
-                        (snprintf(pauses, sizeof pauses, "%" PRIu64, get_u64(d, "pauses")), pauses),
-                        (snprintf(maxp, sizeof maxp, "%" PRIu64, get_u64(d, "max_pause_ms")), maxp),
-                        (char *) rate_str(lim, sizeof lim, get_u64(d, "task_ratelimit_bytes_per_s")),
-                        (char *) (has(d, "task_write_bytes_per_s") ?
-                                  rate_str(w, sizeof w, get_u64(d, "task_write_bytes_per_s")) : "-"),
-                        (char *) ms_per_s_str(delay, sizeof delay, d, "blkio_delay_ms_per_s"),
+                        (snprintf(pid, sizeof pid, "%" PRIu64, proto_u64(d, PF_PAUSED_PID)), pid),
+                        (char *) proto_str(d, PF_PAUSED_COMM),
+                        (char *) task_device_str(dev, sizeof dev, d, PF_PAUSED_BDI, PF_PAUSED_NAME),
+                        (char *) ms_per_s_str(pause, sizeof pause, d, PF_PAUSED_PAUSE_MS_PER_S),
+                        (snprintf(pauses, sizeof pauses, "%" PRIu64, proto_u64(d, PF_PAUSED_PAUSES)), pauses),
+                        (snprintf(maxp, sizeof maxp, "%" PRIu64, proto_u64(d, PF_PAUSED_MAX_PAUSE_MS)), maxp),
+                        (char *) rate_str(lim, sizeof lim, proto_u64(d, PF_PAUSED_TASK_RATELIMIT_BYTES_PER_S)),
+                        (char *) (proto_has(d, PF_TASK_IO_TASK_WRITE_BYTES_PER_S) ?
+                                  rate_str(w, sizeof w, proto_u64(d, PF_TASK_IO_TASK_WRITE_BYTES_PER_S)) : "-"),
+                        (char *) ms_per_s_str(delay, sizeof delay, d, PF_TASK_IO_BLKIO_DELAY_MS_PER_S),
                 };
                 r = table_add_row(&t, row);
                 if (r < 0)
@@ -688,44 +917,143 @@ static int format_top_paused(json_object *list, size_t max_rows, FILE *f) {
 }
 
 int ctl_format_top(json_object *result, size_t max_rows, FILE *f) {
-        json_object *g = get(result, "global"), *devices = get(result, "devices"), *attr = get(result, "attribution");
-        json_object *dirtiers = get(result, "dirtiers"), *paused = get(result, "paused");
+        json_object *g = proto_get(result, PF_TOP_GLOBAL), *devices = proto_get(result, PF_TOP_DEVICES);
+        json_object *attr = proto_get(result, PF_TOP_ATTRIBUTION);
+        json_object *dirtiers = proto_get(result, PF_TOP_DIRTIERS), *paused = proto_get(result, PF_TOP_PAUSED);
         char a[32], b[32], c[32], d[32], e[32], line[VALUE_MAX];
+        _cleanup_free_ char *mode = NULL, *attribution = NULL;
         int r;
 
-        if (!g || !devices || !json_object_is_type(devices, json_type_array))
+        if (!json_object_is_type(g, json_type_object) || !json_object_is_type(devices, json_type_array))
                 return -EBADMSG;
+        mode = escape_text_alloc(proto_str(result, PF_TOP_MODE));
         fprintf(f, "wbtuned top - tick %" PRIu64 " every %" PRIu64 " ms, mode %s\n",
-                get_u64(result, "ticks"), get_u64(result, "tick_ms"), get_str(result, "mode"));
+                proto_u64(result, PF_TOP_TICKS), proto_u64(result, PF_TOP_TICK_MS), mode);
         fprintf(f, "Dirty %s  Writeback %s  Threshold %s  Background %s  Dirtying %s  Writing %s\n",
-                bytes_str(a, sizeof a, get_u64(g, "dirty_bytes")), bytes_str(b, sizeof b, get_u64(g, "writeback_bytes")),
-                bytes_str(c, sizeof c, get_u64(g, "dirty_thresh_bytes")),
-                bytes_str(d, sizeof d, get_u64(g, "background_thresh_bytes")),
-                rate_str(e, sizeof e, get_u64(g, "dirty_rate_bytes_per_s")),
-                rate_str(line, sizeof line, get_u64(g, "write_rate_bytes_per_s")));
+                bytes_str(a, sizeof a, proto_u64(g, PF_GLOBAL_DIRTY_BYTES)),
+                bytes_str(b, sizeof b, proto_u64(g, PF_GLOBAL_WRITEBACK_BYTES)),
+                bytes_str(c, sizeof c, proto_u64(g, PF_GLOBAL_DIRTY_THRESH_BYTES)),
+                bytes_str(d, sizeof d, proto_u64(g, PF_GLOBAL_BACKGROUND_THRESH_BYTES)),
+                rate_str(e, sizeof e, proto_u64(g, PF_GLOBAL_DIRTY_RATE_BYTES_PER_S)),
+                rate_str(line, sizeof line, proto_u64(g, PF_GLOBAL_WRITE_RATE_BYTES_PER_S)));
         if (attr) {
-                json_object *tick = get(attr, "tick");
+                json_object *tick = proto_get(attr, PF_TOP_ATTRIBUTION_TICK);
 
-                fprintf(f, "Attribution %s", ctl_format_attribution(attr, line, sizeof line));
-                if (json_object_get_boolean(get(attr, "enabled")) &&
-                    (get_u64(tick, "lost_kernel") || get_u64(tick, "lost_markers") || get_u64(tick, "dropped_tasks")))
+                attribution = escape_text_alloc(ctl_format_attribution(attr, line, sizeof line));
+                fprintf(f, "Attribution %s", attribution);
+                if (proto_bool(attr, PF_ATTRIBUTION_ENABLED) &&
+                    (proto_u64(tick, PF_COUNTERS_LOST_KERNEL) || proto_u64(tick, PF_COUNTERS_LOST_MARKERS) ||
+                     proto_u64(tick, PF_COUNTERS_DROPPED_TASKS)))
                         fprintf(f, "; this tick lost %" PRIu64 " events, dropped %" PRIu64 " tasks",
-                                get_u64(tick, "lost_kernel"), get_u64(tick, "dropped_tasks"));
+                                proto_u64(tick, PF_COUNTERS_LOST_KERNEL), proto_u64(tick, PF_COUNTERS_DROPPED_TASKS));
                 fputc('\n', f);
         }
         fputc('\n', f);
         r = format_top_devices(devices, f);
         if (r < 0)
                 return r;
-        if (dirtiers && json_object_is_type(dirtiers, json_type_array)) {
+        if (json_object_is_type(dirtiers, json_type_array)) {
                 fputs("\nDirtying most\n", f);
                 r = format_top_dirtiers(dirtiers, max_rows, f);
                 if (r < 0)
                         return r;
         }
-        if (paused && json_object_is_type(paused, json_type_array)) {
+        if (json_object_is_type(paused, json_type_array)) {
                 fputs("\nPaused most (balance_dirty_pages)\n", f);
                 r = format_top_paused(paused, max_rows, f);
         }
         return r;
+}
+
+/* --- history ------------------------------------------------------------------------------- */
+
+int ctl_format_history_csv(json_object *result, FILE *f) {
+        json_object *csv = proto_get(result, PF_HISTORY_CSV_CSV);
+
+        if (!json_object_is_type(csv, json_type_string))
+                return -EBADMSG;
+        return escape_lines_fputs(json_object_get_string(csv), f);
+}
+
+/* Split a CSV line (without its newline) into at most max fields, in place; returns the count. */
+static size_t csv_split(char *line, char **fields, size_t max) {
+        size_t n = 0;
+
+        for (char *p = line; n < max;) {
+                fields[n++] = p;
+                p = strchr(p, ',');
+                if (!p)
+                        break;
+                *p++ = '\0';
+        }
+        return n;
+}
+
+int ctl_plot_data(const char *csv, bool device, FILE *out, uint64_t *ret_rows, char *error, size_t size) {
+        /* the gnuplot columns after the time, in order */
+        static const protocol_csv_column device_columns[] = {
+                PC_DIRTY_BYTES, PC_WRITEBACK_BYTES, PC_THRESH_BYTES, PC_WRITE_BW_BYTES_PER_S, PC_GLOBAL_DIRTY_BYTES,
+        };
+        static const protocol_csv_column global_columns[] = {
+                PC_GLOBAL_DIRTY_BYTES, PC_GLOBAL_WRITEBACK_BYTES, PC_GLOBAL_DIRTY_THRESH_BYTES,
+                PC_GLOBAL_BACKGROUND_THRESH_BYTES,
+        };
+        const protocol_csv_column *wanted = device ? device_columns : global_columns;
+        size_t n_wanted = device ? ELEMENTSOF(device_columns) : ELEMENTSOF(global_columns);
+        size_t index[_PC_MAX + 1], n_header;
+        char *fields[64];
+        const double mib = 1024.0 * 1024.0;
+        double t0 = 0.0;
+        uint64_t rows = 0;
+        _cleanup_free_ char *copy = xstrdup(csv ? csv : "");
+        char *line = copy, *next;
+
+        *ret_rows = 0;
+        next = strchr(line, '\n');
+        if (next)
+                *next++ = '\0';
+        n_header = csv_split(line, fields, ELEMENTSOF(fields));
+        /* index[0]: time; index[1..]: the wanted columns */
+        for (size_t w = 0; w <= n_wanted; w++) {
+                protocol_csv_column col = w == 0 ? PC_TIME_USEC : wanted[w - 1];
+                const char *name = protocol_csv_column_name(col);
+                size_t i;
+
+                for (i = 0; i < n_header && strcmp(fields[i], name) != 0; i++)
+                        ;
+                if (i == n_header) {
+                        snprintf(error, size, "the history CSV has no \"%s\" column", name);
+                        return -EBADMSG;
+                }
+                index[w] = i;
+        }
+
+        for (line = next; line && *line; line = next) {
+                double v[_PC_MAX + 1];
+                size_t n;
+                bool ok = true;
+
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                n = csv_split(line, fields, ELEMENTSOF(fields));
+                if (n != n_header)
+                        continue;
+                for (size_t w = 0; w <= n_wanted && ok; w++) {
+                        uint64_t u = 0;
+
+                        ok = parse_u64(fields[index[w]], &u) >= 0;
+                        v[w] = (double) u;
+                }
+                if (!ok)
+                        continue;
+                if (rows++ == 0)
+                        t0 = v[0];
+                fprintf(out, "%.3f", (v[0] - t0) / 1e6);
+                for (size_t w = 1; w <= n_wanted; w++)
+                        fprintf(out, " %.3f", v[w] / mib);
+                fputc('\n', out);
+        }
+        *ret_rows = rows;
+        return fflush(out) == 0 && !ferror(out) ? 0 : -EIO;
 }

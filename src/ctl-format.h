@@ -1,27 +1,52 @@
-/* wbtunectl's human output: control replies (JSON result objects) rendered as text. */
+/* wbtunectl's reading of replies: checked against protocol.h, then rendered as text. Every string that
+ * comes from the daemon is printed through escape_text(); no reply, however malformed, crashes these. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <json-c/json.h>
 
-/* status result -> aligned "Key: value" lines. 0 or -EBADMSG if it is not a status object. */
-int ctl_format_status(json_object *result, FILE *f);
-/* devices result ({"devices":[...]}) -> one table row per BDI, widths from content. */
-int ctl_format_devices(json_object *result, FILE *f);
-/* One DEVICE object (show's "device") -> every field, one per line. */
-int ctl_format_device(json_object *device, FILE *f);
+#include "protocol.h"
 
-/* top result -> header (global state, attribution), active devices, top dirtiers, most paused tasks.
- * max_rows bounds each task list (0 = all). 0 or -EBADMSG. */
+/* Check a reply's envelope and, when it says ok, its result against the verb's kind (protocol_result_kind()).
+ * 0: ok, *ret_result (borrowed from reply) holds every field the kind requires, with the right types.
+ * 1: the daemon answered with an error: its "error" and "errno" are strings (proto_str()).
+ * -EPROTONOSUPPORT: the daemon speaks another protocol version; -EBADMSG: the reply is malformed.
+ * Either way error says what, naming the field: "result.devices[2].knobs: an object expected, got 5". */
+int ctl_check_reply(json_object *reply, protocol_kind kind, json_object **ret_result, char *error, size_t size);
+
+/* The renderers take checked results (they still never crash on others: 0 or -EBADMSG). */
+/* status -> aligned "Key: value" lines, then the global tuning. */
+int ctl_format_status(json_object *result, FILE *f);
+/* devices -> one table row per BDI, widths from content. */
+int ctl_format_devices(json_object *result, FILE *f);
+/* One DEVICE object (show's "device") -> every field, one per line, then its tuning. */
+int ctl_format_device(json_object *device, FILE *f);
+/* show -> its device. */
+int ctl_format_show(json_object *result, FILE *f);
+/* explain -> the daemon's sentences, then the device's knobs and the global ones. */
+int ctl_format_explain(json_object *result, FILE *f);
+/* top -> header (global state, attribution), active devices, top dirtiers, most paused tasks.
+ * max_rows bounds each task list (0 = all). */
 int ctl_format_top(json_object *result, size_t max_rows, FILE *f);
-/* A status "attribution" object -> one line: "on (...)" or "off: reason". */
+/* history in CSV -> the CSV, each line escaped. */
+int ctl_format_history_csv(json_object *result, FILE *f);
+/* A status "attribution" object -> one line: "on (...)" or "off: reason" (not escaped yet). */
 const char *ctl_format_attribution(json_object *attribution, char *buf, size_t size);
 
-/* A tuning "knobs" object ({"max_bytes": {"original","current","desired","reason"}, ...}) as a table. */
-int ctl_format_tuning(json_object *knobs, FILE *f);
+/* A tuning object ({"knobs": [knob object, ...]}) as a table: KNOB STATE ORIGINAL CURRENT DESIRED REASON,
+ * then the knobs' notes. */
+int ctl_format_tuning(json_object *tuning, FILE *f);
 
 /* Compact per-BDI knobs for the KNOBS column: "max 100% strict 0", "min 1% max 256M (12.5%) strict 1". */
 const char *ctl_format_knobs(json_object *knobs, char *buf, size_t size);
 /* The bandwidth the table shows: the first non-zero of wb_bw, kernel_bw, write_bw (bytes/s). */
 unsigned long long ctl_device_bw(json_object *device);
+
+/* history's CSV into gnuplot data, columns found by their names in the header row: seconds since the
+ * first row, then in MiB dirty, writeback, threshold and, with device, bandwidth (MiB/s) and global
+ * dirty, else the background threshold. Rows that do not parse are skipped. 0 with the rows written
+ * in *ret_rows, -EBADMSG with error naming a missing column, -EIO on a write error. */
+int ctl_plot_data(const char *csv, bool device, FILE *out, uint64_t *ret_rows, char *error, size_t size);

@@ -1,6 +1,9 @@
 /* Tuning decisions for people and scripts: for each knob its current, desired and original value, who
  * owns it, and why. */
+#include "escape.h"
 #include "explain.h"
+#include "protocol.h"
+#include "report.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -60,53 +63,63 @@ static void view_state(knob_view *v, bool managed, int refused_global) {
         char theirs[64];
 
         if (!managed) {
-                v->state = "excluded";
+                v->state = PROTOCOL_STATE_EXCLUDED;
                 snprintf(v->note, sizeof v->note, "a [device] section says manage = no");
         } else if (!v->supported) {
-                v->state = "unsupported";
+                v->state = PROTOCOL_STATE_UNSUPPORTED;
                 snprintf(v->note, sizeof v->note, "this kernel has no %s (it came in Linux %s)", knob_name(v->knob),
                          knob_get(v->knob)->since);
         } else if (v->owner && v->owner->overridden) {
-                v->state = "override";
+                v->state = PROTOCOL_STATE_OVERRIDE;
                 snprintf(v->note, sizeof v->note, "set by hand to %s, left alone until `wbtunectl reload`",
                          knob_setting_to_string(v->knob, v->owner->theirs, theirs, sizeof theirs));
         } else if ((v->owner && v->owner->refused) || refused_global) {
-                v->state = "unwritable";
+                v->state = PROTOCOL_STATE_UNWRITABLE;
                 snprintf(v->note, sizeof v->note, "the kernel refuses writes (%s)",
                          strerror(-(v->owner && v->owner->refused ? v->owner->refused : refused_global)));
         } else if ((v->kd && v->kd->wanted) || (v->owner && v->owner->written))
-                v->state = "managed";
+                v->state = PROTOCOL_STATE_MANAGED;
         else
-                v->state = "no-opinion";
+                v->state = PROTOCOL_STATE_NO_OPINION;
 }
 
-static json_object *setting_json(knob_id k, knob_setting s) {
-        json_object *o = json_object_new_object();
-
-        json_object_object_add(o, "file", json_object_new_string(knob_form_file(k, s.form)));
-        json_object_object_add(o, "value", json_object_new_uint64(s.value));
-        json_object_object_add(o, "unit", json_object_new_string(knob_unit_name(knob_form_unit(k, s.form))));
-        return o;
+static const char *unit_name(knob_unit u) {
+        switch (u) {
+        case KNOB_UNIT_BYTES: return PROTOCOL_UNIT_BYTES;
+        case KNOB_UNIT_CENTISECS: return PROTOCOL_UNIT_CENTISECS;
+        case KNOB_UNIT_BOOL: return PROTOCOL_UNIT_BOOL;
+        case KNOB_UNIT_PERCENT: return PROTOCOL_UNIT_PERCENT;
+        case KNOB_UNIT_PPM: return PROTOCOL_UNIT_PPM;
+        default: return PROTOCOL_UNIT_BYTES;
+        }
 }
 
+/* The protocol's knob object (doc/protocol.md). */
 static json_object *knob_json(const knob_view *v) {
-        json_object *o = json_object_new_object();
         bool wanted = v->kd && v->kd->wanted;
+        report_knob o = {
+                .knob = knob_name(v->knob),
+                .unit = unit_name(knob_get(v->knob)->unit),
+                .supported = v->supported,
+                .have_current = v->supported,
+                .current = v->current,
+                .have_desired = wanted,
+                .desired = wanted ? v->kd->value : 0,
+                .have_policy = wanted,
+                .policy = wanted ? v->kd->policy_value : 0,
+                .reason = wanted ? v->kd->reason : "no opinion: left as the kernel has it",
+                .clamp = wanted && v->kd->held ? v->kd->held_reason : NULL,
+                .state = v->state,
+                .note = v->note[0] ? v->note : NULL,
+        };
 
-        json_object_object_add(o, "knob", json_object_new_string(knob_name(v->knob)));
-        json_object_object_add(o, "unit", json_object_new_string(knob_unit_name(knob_get(v->knob)->unit)));
-        json_object_object_add(o, "supported", json_object_new_boolean(v->supported));
-        json_object_object_add(o, "current", v->supported ? json_object_new_uint64(v->current) : NULL);
-        json_object_object_add(o, "desired", wanted ? json_object_new_uint64(v->kd->value) : NULL);
-        json_object_object_add(o, "policy", wanted ? json_object_new_uint64(v->kd->policy_value) : NULL);
-        json_object_object_add(o, "reason", json_object_new_string(wanted ? v->kd->reason
-                                                                     : "no opinion: left as the kernel has it"));
-        json_object_object_add(o, "clamp", wanted && v->kd->held ? json_object_new_string(v->kd->held_reason) : NULL);
-        json_object_object_add(o, "original", v->owner && v->owner->saved ? setting_json(v->knob, v->owner->original)
-                                                                          : NULL);
-        json_object_object_add(o, "state", json_object_new_string(v->state));
-        json_object_object_add(o, "note", v->note[0] ? json_object_new_string(v->note) : NULL);
-        return o;
+        if (v->owner && v->owner->saved) {
+                o.have_original = true;
+                o.original_file = knob_form_file(v->knob, v->owner->original.form);
+                o.original_unit = unit_name(knob_form_unit(v->knob, v->owner->original.form));
+                o.original_value = v->owner->original.value;
+        }
+        return report_knob_json(&o);
 }
 
 static int global_refusal(const actuator *a) {
@@ -136,13 +149,13 @@ static knob_view device_view(const bdi_device *dev, uint64_t thresh_bytes, const
 }
 
 json_object *explain_global_json(const sample *s, const decision *d, const actuator *a) {
-        json_object *o = json_object_new_object();
+        json_object *knobs = json_object_new_array();
 
         for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++) {
                 knob_view v = global_view(s, d, a, k);
-                json_object_object_add(o, knob_name(k), knob_json(&v));
+                json_object_array_add(knobs, knob_json(&v));
         }
-        return o;
+        return report_tuning(knobs);
 }
 
 const device_decision *explain_find_decision(const decision *d, const char *bdi) {
@@ -155,17 +168,13 @@ const device_decision *explain_find_decision(const decision *d, const char *bdi)
 }
 
 json_object *explain_device_json(const sample *s, const bdi_device *dev, const device_decision *dd, const actuator *a) {
-        json_object *o = json_object_new_object(), *knobs = json_object_new_object();
+        json_object *knobs = json_object_new_array();
 
-        json_object_object_add(o, "managed", json_object_new_boolean(dd && dd->managed));
-        json_object_object_add(o, "active", json_object_new_boolean(dd && dd->active));
-        json_object_object_add(o, "bw_estimate_bytes_per_s", json_object_new_uint64(dd ? dd->bw_bytes_per_s : 0));
         for (knob_id k = KNOB_DEVICE_FIRST; k < _KNOB_MAX; k++) {
                 knob_view v = device_view(dev, s->global.dirty_thresh_bytes, dd, a, k);
-                json_object_object_add(knobs, knob_name(k), knob_json(&v));
+                json_object_array_add(knobs, knob_json(&v));
         }
-        json_object_object_add(o, "knobs", knobs);
-        return o;
+        return report_device_tuning(dd && dd->managed, dd && dd->active, dd ? dd->bw_bytes_per_s : 0, knobs);
 }
 
 static void explain_knob(FILE *f, const knob_view *v) {
@@ -176,8 +185,8 @@ static void explain_knob(FILE *f, const knob_view *v) {
         if (have_orig)
                 knob_setting_to_string(v->knob, v->owner->original, orig, sizeof orig);
         knob_value_to_string(v->knob, v->current, cur, sizeof cur);
-        if (strcmp(v->state, "unsupported") == 0 || strcmp(v->state, "override") == 0 ||
-            strcmp(v->state, "unwritable") == 0 || strcmp(v->state, "excluded") == 0) {
+        if (strcmp(v->state, PROTOCOL_STATE_UNSUPPORTED) == 0 || strcmp(v->state, PROTOCOL_STATE_OVERRIDE) == 0 ||
+            strcmp(v->state, PROTOCOL_STATE_UNWRITABLE) == 0 || strcmp(v->state, PROTOCOL_STATE_EXCLUDED) == 0) {
                 if (v->supported)
                         fprintf(f, "  %s is %s: %s.\n", knob_name(v->knob), cur, v->note);
                 else
@@ -204,8 +213,11 @@ int explain_device_text(FILE *f, const sample *s, const decision *d, const bdi_d
                         const device_decision *dd, const actuator *a, bool writing, const char *writes_reason) {
         char backlog[16], bw[16], thresh[16];
 
-        fprintf(f, "%s%s%s (%s%s%s%s%s):\n", dev->name, dev->alias[0] ? " " : "", dev->alias, dev->bdi,
-                dev->n_mounts ? ", " : "", dev->n_mounts ? dev->mounts[0] : "", dev->fstype[0] ? ", " : "", dev->fstype);
+        /* names come from mountinfo, FUSE and sysfs: escaped, so none can forge a line or move the cursor */
+        _cleanup_free_ char *name = escape_text_alloc(dev->name), *alias = escape_text_alloc(dev->alias),
+                *mount = escape_text_alloc(dev->n_mounts ? dev->mounts[0] : ""), *fstype = escape_text_alloc(dev->fstype);
+        fprintf(f, "%s%s%s (%s%s%s%s%s):\n", name, alias[0] ? " " : "", alias, dev->bdi,
+                mount[0] ? ", " : "", mount, fstype[0] ? ", " : "", fstype);
         fprintf(f, "  It holds %s of dirty and writeback data against a threshold of %s.\n",
                 format_bytes(backlog, sizeof backlog, dev->backlog_bytes),
                 format_bytes(thresh, sizeof thresh, dev->thresh_bytes));

@@ -8,11 +8,9 @@
 #include "observe.h"
 #include "policy.h"
 
-/* The knob object (doc/protocol.md): {"knob", "unit", "supported", "current", "desired", "policy",
- * "reason", "clamp", "original": {"file", "value", "unit"}|null, "state", "note"}. */
-/* {"dirty_bytes": KNOB, ...}; d and a may be NULL. */
+/* The global knobs as protocol.h's tuning object: {"knobs": [knob object, ...]}; d and a may be NULL. */
 json_object *explain_global_json(const sample *s, const decision *d, const actuator *a);
-/* {"managed", "active", "bw_estimate_bytes_per_s", "knobs": {"max_bytes": KNOB, ...}} */
+/* A device's as its device_tuning object: {"managed", "active", "bw_estimate_bytes_per_s", "knobs": [...]} */
 json_object *explain_device_json(const sample *s, const bdi_device *dev, const device_decision *dd, const actuator *a);
 /* The decision for one bdi, or NULL. */
 const device_decision *explain_find_decision(const decision *d, const char *bdi);

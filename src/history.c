@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "protocol.h"
 #include "util.h"
 
 typedef struct device_ring {
@@ -203,26 +204,46 @@ static const history_global *global_at_seq(const history *h, uint64_t seq) {
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
+json_object *history_status_json(const history *h, uint64_t minutes) {
+        json_object *o = json_object_new_object();
+
+        proto_add_u64(o, PF_HISTORY_STATUS_MINUTES, minutes);
+        proto_add_u64(o, PF_HISTORY_STATUS_TICKS, h ? history_size(h) : 0);
+        proto_add_u64(o, PF_HISTORY_STATUS_DEVICES, h ? history_n_devices(h) : 0);
+        proto_add_u64(o, PF_HISTORY_STATUS_MEMORY_BYTES, h ? history_memory_bytes(h) : 0);
+        return o;
+}
+
+/* X(struct member, protocol field) */
 #define GLOBAL_COLUMNS(X) \
-        X(time_usec) X(dirty_bytes) X(writeback_bytes) X(dirty_thresh_bytes) X(background_thresh_bytes)
+        X(time_usec, PF_HISTORY_GLOBAL_TIME_USEC) \
+        X(dirty_bytes, PF_HISTORY_GLOBAL_DIRTY_BYTES) \
+        X(writeback_bytes, PF_HISTORY_GLOBAL_WRITEBACK_BYTES) \
+        X(dirty_thresh_bytes, PF_HISTORY_GLOBAL_DIRTY_THRESH_BYTES) \
+        X(background_thresh_bytes, PF_HISTORY_GLOBAL_BACKGROUND_THRESH_BYTES)
 #define DEVICE_COLUMNS(X) \
-        X(time_usec) X(dirty_bytes) X(writeback_bytes) X(thresh_bytes) \
-        X(write_bw_bytes_per_s) X(dirty_rate_bytes_per_s) X(max_bytes)
+        X(time_usec, PF_HISTORY_DEVICE_TIME_USEC) \
+        X(dirty_bytes, PF_HISTORY_DEVICE_DIRTY_BYTES) \
+        X(writeback_bytes, PF_HISTORY_DEVICE_WRITEBACK_BYTES) \
+        X(thresh_bytes, PF_HISTORY_DEVICE_THRESH_BYTES) \
+        X(write_bw_bytes_per_s, PF_HISTORY_DEVICE_WRITE_BW_BYTES_PER_S) \
+        X(dirty_rate_bytes_per_s, PF_HISTORY_DEVICE_DIRTY_RATE_BYTES_PER_S) \
+        X(max_bytes, PF_HISTORY_DEVICE_MAX_BYTES)
 
 static json_object *global_to_json(const history *h) {
         json_object *o = json_object_new_object();
-#define DECL(f) json_object *a_##f = json_object_new_array_ext((int) h->count);
+#define DECL(f, field) json_object *a_##f = json_object_new_array_ext((int) h->count);
         GLOBAL_COLUMNS(DECL)
 #undef DECL
         size_t start = (h->head + h->capacity - h->count) % h->capacity;
 
         for (size_t k = 0; k < h->count; k++) {
                 const history_global *g = &h->global[(start + k) % h->capacity];
-#define PUT(f) json_object_array_add(a_##f, json_object_new_uint64(g->f));
+#define PUT(f, field) json_object_array_add(a_##f, json_object_new_uint64(g->f));
                 GLOBAL_COLUMNS(PUT)
 #undef PUT
         }
-#define ADD(f) json_object_object_add(o, #f, a_##f);
+#define ADD(f, field) proto_add(o, field, a_##f);
         GLOBAL_COLUMNS(ADD)
 #undef ADD
         return o;
@@ -231,62 +252,143 @@ static json_object *global_to_json(const history *h) {
 static json_object *device_to_json(const history *h, const device_ring *r) {
         json_object *o = json_object_new_object();
         size_t first, n = device_window(h, r, &first);
-#define DECL(f) json_object *a_##f = json_object_new_array_ext((int) n);
+#define DECL(f, field) json_object *a_##f = json_object_new_array_ext((int) n);
         DEVICE_COLUMNS(DECL)
 #undef DECL
 
         for (size_t k = 0; k < n; k++) {
                 const history_point *p = &r->points[(first + k) % h->capacity];
-#define PUT(f) json_object_array_add(a_##f, json_object_new_uint64(p->f));
+#define PUT(f, field) json_object_array_add(a_##f, json_object_new_uint64(p->f));
                 DEVICE_COLUMNS(PUT)
 #undef PUT
         }
-#define ADD(f) json_object_object_add(o, #f, a_##f);
+#define ADD(f, field) proto_add(o, field, a_##f);
         DEVICE_COLUMNS(ADD)
 #undef ADD
         return o;
 }
 
-json_object *history_to_json(const history *h, const char *bdi) {
+typedef struct json_stream {
+        const history *h;
+        char (*bdis)[sizeof(((device_ring *) NULL)->bdi)];   /* the devices to send, as of the request */
+        size_t n_bdis, next;
+} json_stream;
+
+static void json_stream_free(void *state) {
+        json_stream *st = state;
+
+        if (!st)
+                return;
+        free(st->bdis);
+        free(st);
+}
+
+static int json_stream_next(void *state, char **ret_name, json_object **ret_item) {
+        json_stream *st = state;
+
+        while (st->next < st->n_bdis) {
+                const char *bdi = st->bdis[st->next++];
+                const device_ring *r = device_get(st->h, bdi);
+                size_t first;
+
+                /* a ring given back since the request has nothing left to send */
+                if (!r || device_window(st->h, r, &first) == 0)
+                        continue;
+                *ret_name = strdup(bdi);
+                *ret_item = device_to_json(st->h, r);
+                if (!*ret_name || !*ret_item) {
+                        free(*ret_name);
+                        json_object_put(*ret_item);
+                        return -ENOMEM;
+                }
+                return 1;
+        }
+        return 0;
+}
+
+int history_json_stream(const history *h, const char *bdi, json_object *head, control_stream *ret) {
         const device_ring *only = NULL;
-        json_object *o, *devs;
+        json_stream *st;
+        size_t first;
 
         if (bdi) {
-                size_t first;
-
                 only = device_get(h, bdi);
                 if (!only || device_window(h, only, &first) == 0)
-                        return NULL;
+                        return -ENOENT;
         }
-        o = json_object_new_object();
-        json_object_object_add(o, "capacity", json_object_new_uint64(h->capacity));
-        json_object_object_add(o, "global", global_to_json(h));
-        devs = json_object_new_object();
+        st = calloc(1, sizeof *st);
+        if (!st)
+                return -ENOMEM;
+        st->h = h;
+        st->bdis = calloc(MAX(h->n_devices, (size_t) 1), sizeof st->bdis[0]);
+        if (!st->bdis) {
+                json_stream_free(st);
+                return -ENOMEM;
+        }
         for (size_t i = 0; i < h->n_devices; i++) {
                 const device_ring *r = &h->devices[i];
-                size_t first;
 
                 if ((only && r != only) || device_window(h, r, &first) == 0)
                         continue;
-                json_object_object_add(devs, r->bdi, device_to_json(h, r));
+                memcpy(st->bdis[st->n_bdis++], r->bdi, sizeof st->bdis[0]);
         }
-        json_object_object_add(o, "devices", devs);
+        proto_add_u64(head, PF_HISTORY_CAPACITY, h->capacity);
+        proto_add(head, PF_HISTORY_GLOBAL, global_to_json(h));
+        *ret = (control_stream) {
+                .key = protocol_name(PF_HISTORY_DEVICES),
+                .keyed = true,
+                .next = json_stream_next,
+                .free_state = json_stream_free,
+                .state = st,
+        };
+        return 0;
+}
+
+json_object *history_to_json(const history *h, const char *bdi) {
+        control_stream st;
+        json_object *o = json_object_new_object(), *devs = json_object_new_object(), *item;
+        char *name;
+        int r;
+
+        if (!o || !devs || history_json_stream(h, bdi, o, &st) < 0) {
+                json_object_put(o);
+                json_object_put(devs);
+                return NULL;
+        }
+        while ((r = st.next(st.state, &name, &item)) > 0) {
+                json_object_object_add(devs, name, item);
+                free(name);
+        }
+        st.free_state(st.state);
+        if (r < 0) {
+                json_object_put(o);
+                json_object_put(devs);
+                return NULL;
+        }
+        proto_add(o, PF_HISTORY_DEVICES, devs);
         return o;
 }
 
 /* ---- CSV ------------------------------------------------------------------------------------- */
 
+static void csv_row(FILE *f, const uint64_t *values, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "%s%" PRIu64, i > 0 ? "," : "", values[i]);
+        fputc('\n', f);
+}
+
 int history_to_csv(const history *h, const char *bdi, FILE *f) {
         const device_ring *r = NULL;
+        size_t n_columns = PROTOCOL_CSV_GLOBAL_COLUMNS;
 
         if (bdi) {
                 r = device_get(h, bdi);
                 if (!r)
                         return -ENOENT;
+                n_columns = _PC_MAX;
         }
-        fputs("time_usec,global_dirty_bytes,global_writeback_bytes,global_dirty_thresh_bytes,global_background_thresh_bytes", f);
-        if (r)
-                fputs(",dirty_bytes,writeback_bytes,thresh_bytes,write_bw_bytes_per_s,dirty_rate_bytes_per_s,max_bytes", f);
+        for (size_t i = 0; i < n_columns; i++)
+                fprintf(f, "%s%s", i > 0 ? "," : "", protocol_csv_column_name(i));
         fputc('\n', f);
 
         if (r) {
@@ -299,20 +401,34 @@ int history_to_csv(const history *h, const char *bdi, FILE *f) {
 
                         if (!g)
                                 continue;
-                        fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                                   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-                                p->time_usec, g->dirty_bytes, g->writeback_bytes, g->dirty_thresh_bytes, g->background_thresh_bytes,
-                                p->dirty_bytes, p->writeback_bytes, p->thresh_bytes, p->write_bw_bytes_per_s,
-                                p->dirty_rate_bytes_per_s, p->max_bytes);
+                        const uint64_t row[_PC_MAX] = {
+                                [PC_TIME_USEC] = p->time_usec,
+                                [PC_GLOBAL_DIRTY_BYTES] = g->dirty_bytes,
+                                [PC_GLOBAL_WRITEBACK_BYTES] = g->writeback_bytes,
+                                [PC_GLOBAL_DIRTY_THRESH_BYTES] = g->dirty_thresh_bytes,
+                                [PC_GLOBAL_BACKGROUND_THRESH_BYTES] = g->background_thresh_bytes,
+                                [PC_DIRTY_BYTES] = p->dirty_bytes,
+                                [PC_WRITEBACK_BYTES] = p->writeback_bytes,
+                                [PC_THRESH_BYTES] = p->thresh_bytes,
+                                [PC_WRITE_BW_BYTES_PER_S] = p->write_bw_bytes_per_s,
+                                [PC_DIRTY_RATE_BYTES_PER_S] = p->dirty_rate_bytes_per_s,
+                                [PC_MAX_BYTES] = p->max_bytes,
+                        };
+                        csv_row(f, row, n_columns);
                 }
         } else {
                 size_t start = (h->head + h->capacity - h->count) % h->capacity;
 
                 for (size_t k = 0; k < h->count; k++) {
                         const history_global *g = &h->global[(start + k) % h->capacity];
-
-                        fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-                                g->time_usec, g->dirty_bytes, g->writeback_bytes, g->dirty_thresh_bytes, g->background_thresh_bytes);
+                        const uint64_t row[PROTOCOL_CSV_GLOBAL_COLUMNS] = {
+                                [PC_TIME_USEC] = g->time_usec,
+                                [PC_GLOBAL_DIRTY_BYTES] = g->dirty_bytes,
+                                [PC_GLOBAL_WRITEBACK_BYTES] = g->writeback_bytes,
+                                [PC_GLOBAL_DIRTY_THRESH_BYTES] = g->dirty_thresh_bytes,
+                                [PC_GLOBAL_BACKGROUND_THRESH_BYTES] = g->background_thresh_bytes,
+                        };
+                        csv_row(f, row, n_columns);
                 }
         }
         return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;

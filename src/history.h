@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "control.h"
 #include "observe.h"
 
 #define HISTORY_MINUTES_DEFAULT 15
@@ -54,12 +55,19 @@ size_t history_n_devices(const history *h);
 /* Bytes allocated right now (rings and tables). */
 size_t history_memory_bytes(const history *h);
 
-/* Columnar, oldest first:
+/* status's "history": {"minutes", "ticks", "devices", "memory_bytes"}; h NULL when none is kept. */
+json_object *history_status_json(const history *h, uint64_t minutes);
+
+/* The history result, columnar, oldest first (protocol.h's PK_HISTORY):
  * {"capacity", "global": {"time_usec": [...], "dirty_bytes": [...], ...},
  *  "devices": {"<bdi>": {"time_usec": [...], "dirty_bytes": [...], ...}, ...}}
- * bdi NULL: every device; else only that one, and NULL if it has no history. */
+ * Adds "capacity" and "global" to head and streams "devices": the devices with samples in the window
+ * now (bdi NULL: every one; else only that one), each sent as its ring is when its turn comes. h must
+ * outlive the stream. 0, -ENOENT if bdi has no history, -ENOMEM. */
+int history_json_stream(const history *h, const char *bdi, json_object *head, control_stream *ret);
+/* The same built at once; NULL if bdi has no history. */
 json_object *history_to_json(const history *h, const char *bdi);
 
-/* CSV with a header row, oldest first; global columns, then the device's when bdi is not NULL.
- * -ENOENT if bdi has no history, -EIO on a write error. */
+/* CSV with a header row of protocol.h's column names, oldest first; the global columns, then the
+ * device's when bdi is not NULL. -ENOENT if bdi has no history, -EIO on a write error. */
 int history_to_csv(const history *h, const char *bdi, FILE *f);

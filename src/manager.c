@@ -1,7 +1,9 @@
 /* The daemon's state and event sources: tick timer, signals, control verbs. */
 #include "manager.h"
+#include "escape.h"
 #include "explain.h"
 #include "log.h"
+#include "protocol.h"
 #include "report.h"
 #include "savedfile.h"
 #include "support.h"
@@ -204,42 +206,18 @@ static const char *manager_mode(const manager *m) {
         return manager_writes_knobs(m, NULL) ? "auto" : "observe";
 }
 
-static json_object *support_status_json(const manager *m) {
-        const kernel_support *ks = &m->support;
-        json_object *o = json_object_new_object();
-
-        json_object_object_add(o, "debugfs", json_object_new_boolean(ks->debugfs));
-        json_object_object_add(o, "wb_stats", json_object_new_boolean(ks->wb_stats));
-        json_object_object_add(o, "cgroup_writeback", json_object_new_boolean(ks->cgroup_writeback));
-        json_object_object_add(o, "bdi_bytes", json_object_new_boolean(ks->bdi_bytes));
-        json_object_object_add(o, "strict_limit", json_object_new_boolean(ks->strict_limit));
-        json_object_object_add(o, "devices_trusted", json_object_new_boolean(ks->devices_trusted));
-        json_object_object_add(o, "unaccounted_bytes", json_object_new_uint64(ks->unaccounted_bytes));
-        json_object_object_add(o, "why", ks->why[0] ? json_object_new_string(ks->why) : NULL);
-        json_object_object_add(o, "memcg_v2", json_object_new_boolean(m->memcg.cgroup2));
-        json_object_object_add(o, "memcg_limited", json_object_new_uint64(m->memcg.n_limited));
-        json_object_object_add(o, "memcg_writing", json_object_new_uint64(m->memcg.n_writing));
-        return o;
-}
-
 static json_object *writes_status_json(const manager *m) {
-        json_object *o = json_object_new_object();
         actuator_stats st;
-        const char *reason;
-        bool on = manager_writes_knobs(m, &reason);
+        report_writes w = { .saved_file = m->saved_path, .saved_file_refused = m->saved_refused,
+                            .guard_holds_total = m->guard.clamps_total };
 
+        w.enabled = manager_writes_knobs(m, &w.reason);
         actuator_get_stats(m->actuator, now_usec(), &st);
-        json_object_object_add(o, "enabled", json_object_new_boolean(on));
-        json_object_object_add(o, "reason", json_object_new_string(reason));
-        json_object_object_add(o, "total", json_object_new_uint64(st.writes_total));
-        json_object_object_add(o, "last_minute", json_object_new_uint64(st.writes_last_minute));
-        json_object_object_add(o, "overrides_total", json_object_new_uint64(st.overrides_total));
-        json_object_object_add(o, "failures_total", json_object_new_uint64(st.failures_total));
-        json_object_object_add(o, "guard_holds_total", json_object_new_uint64(m->guard.clamps_total));
-        json_object_object_add(o, "saved_file", json_object_new_string(m->saved_path));
-        json_object_object_add(o, "saved_file_refused",
-                               m->saved_refused ? json_object_new_string(m->saved_refused) : NULL);
-        return o;
+        w.total = st.writes_total;
+        w.last_minute = st.writes_last_minute;
+        w.overrides_total = st.overrides_total;
+        w.failures_total = st.failures_total;
+        return report_writes_json(&w);
 }
 
 int manager_restore(manager *m) {
@@ -253,54 +231,31 @@ int manager_restore(manager *m) {
         return 0;
 }
 
-/* --- control verbs ---------------------------------------------------------------- */
+/* --- control verbs: a request's arguments in, the modules' JSON out ------------------------------- */
 
-static json_object *hotplug_status_json(const manager *m) {
-        json_object *o = json_object_new_object();
-
-        json_object_object_add(o, "enabled", json_object_new_boolean(m->hotplug != NULL));
-        if (!m->hotplug)
-                json_object_object_add(o, "reason", json_object_new_string(m->hotplug_reason));
-        json_object_object_add(o, "events", json_object_new_uint64(m->hotplug_events));
-        return o;
+static report_daemon manager_report(const manager *m) {
+        return (report_daemon) {
+                .pid = (uint64_t) getpid(),
+                .uptime_s = (double) (now_usec() - m->start_usec) / 1e6,
+                .mode = manager_mode(m),
+                .tick_ms = m->config.tick_ms,
+                .ticks = m->n_ticks,
+                .dry_run = m->dry_run,
+                .root = m->root ? m->root : "/",
+                .config_path = m->config_path,
+        };
 }
 
-static json_object *history_status_json(const manager *m) {
-        json_object *o = json_object_new_object();
-
-        json_object_object_add(o, "minutes", json_object_new_uint64(m->history_minutes));
-        json_object_object_add(o, "ticks", json_object_new_uint64(m->history ? history_size(m->history) : 0));
-        json_object_object_add(o, "devices", json_object_new_uint64(m->history ? history_n_devices(m->history) : 0));
-        json_object_object_add(o, "memory_bytes", json_object_new_uint64(m->history ? history_memory_bytes(m->history) : 0));
-        return o;
-}
-
-static int verb_status(void *userdata, json_object *request, json_object **reply, char **error) {
+static int verb_status(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         manager *m = userdata;
-        json_object *o = json_object_new_object();
+        report_daemon d = manager_report(m);
 
-        json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
-        json_object_object_add(o, "pid", json_object_new_int((int) getpid()));
-        json_object_object_add(o, "uptime_s", json_object_new_double((double) (now_usec() - m->start_usec) / 1e6));
-        json_object_object_add(o, "mode", json_object_new_string(manager_mode(m)));
-        json_object_object_add(o, "tick_ms", json_object_new_int64((int64_t) m->config.tick_ms));
-        json_object_object_add(o, "ticks", json_object_new_int64((int64_t) m->n_ticks));
-        json_object_object_add(o, "dry_run", json_object_new_boolean(m->dry_run));
-        json_object_object_add(o, "root", json_object_new_string(m->root ? m->root : "/"));
-        json_object_object_add(o, "config", json_object_new_string(m->config_path));
-        json_object_object_add(o, "debugfs", json_object_new_boolean(m->current.debugfs));
-        json_object_object_add(o, "stats_source", json_object_new_string(
-                m->current.debugfs ? "debugfs" : "blockstat (debugfs unavailable: /sys/block/<dev>/stat sector deltas)"));
-        json_object_object_add(o, "n_devices", json_object_new_int64((int64_t) m->current.n_devices));
-        json_object_object_add(o, "global", report_global(&m->current.global));
-        json_object_object_add(o, "tuning", explain_global_json(&m->current, m->have_decision ? &m->decision : NULL,
-                                                                m->actuator));
-        json_object_object_add(o, "attribution", attribution_status_json(m->attribution));
-        json_object_object_add(o, "history", history_status_json(m));
-        json_object_object_add(o, "hotplug", hotplug_status_json(m));
-        json_object_object_add(o, "writes", writes_status_json(m));
-        json_object_object_add(o, "kernel_support", support_status_json(m));
-        *reply = o;
+        *reply = report_status(&d, &m->current,
+                               explain_global_json(&m->current, m->have_decision ? &m->decision : NULL, m->actuator),
+                               attribution_status_json(m->attribution),
+                               history_status_json(m->history, m->history_minutes),
+                               report_hotplug(m->hotplug != NULL, m->hotplug_reason, m->hotplug_events),
+                               writes_status_json(m), report_kernel_support(&m->support, &m->memcg));
         return 0;
 }
 
@@ -317,33 +272,30 @@ static const device_decision *decision_for(const manager *m, const bdi_device *d
         return explain_find_decision(&m->decision, d->bdi);
 }
 
-/* report_device() plus the tuning view of that device. */
-static json_object *device_json(manager *m, const bdi_device *d) {
+/* report_device() plus the tuning of that device (devices, show, explain). */
+static json_object *device_json(void *userdata, const bdi_device *d) {
+        manager *m = userdata;
         json_object *o = report_device(d);
 
-        json_object_object_add(o, "tuning", explain_device_json(&m->current, d, decision_for(m, d), m->actuator));
+        proto_add(o, PF_DEVICE_TUNING, explain_device_json(&m->current, d, decision_for(m, d), m->actuator));
         return o;
 }
 
-static int verb_devices(void *userdata, json_object *request, json_object **reply, char **error) {
+static int verb_devices(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         manager *m = userdata;
-        json_object *o = json_object_new_object(), *list = json_object_new_array();
 
-        for (size_t i = 0; i < m->current.n_devices; i++)
-                json_object_array_add(list, device_json(m, &m->current.devices[i]));
-        json_object_object_add(o, "devices", list);
-        *reply = o;
-        return 0;
+        *reply = json_object_new_object();
+        return report_devices_stream(&m->current, PF_DEVICES_DEVICES, NULL, device_json, m, stream);
 }
 
 /* The request's "device" (name, mount point or MAJ:MIN) in the current sample; 0, -EINVAL or -ENODEV. */
 static int request_device(manager *m, json_object *request, const char *verb, const bdi_device **ret, char **error) {
-        json_object *key_obj;
+        json_object *key_obj = proto_get(request, PF_REQUEST_DEVICE);
         const char *key;
 
-        if (!json_object_object_get_ex(request, "device", &key_obj) ||
-            !json_object_is_type(key_obj, json_type_string)) {
-                if (asprintf(error, "\"%s\" needs a \"device\" string: a name, mount point or MAJ:MIN", verb) < 0)
+        if (!json_object_is_type(key_obj, json_type_string)) {
+                if (asprintf(error, "\"%s\" needs a \"%s\" string: a name, mount point or MAJ:MIN", verb,
+                             protocol_name(PF_REQUEST_DEVICE)) < 0)
                         *error = NULL;
                 return -EINVAL;
         }
@@ -357,20 +309,20 @@ static int request_device(manager *m, json_object *request, const char *verb, co
         return 0;
 }
 
-static int verb_show(void *userdata, json_object *request, json_object **reply, char **error) {
+static int verb_show(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         manager *m = userdata;
         const bdi_device *d;
         int r;
 
-        r = request_device(m, request, "show", &d, error);
+        r = request_device(m, request, PROTOCOL_VERB_SHOW, &d, error);
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
-        json_object_object_add(*reply, "device", device_json(m, d));
+        proto_add(*reply, PF_SHOW_DEVICE, device_json(m, d));
         return 0;
 }
 
-static int verb_explain(void *userdata, json_object *request, json_object **reply, char **error) {
+static int verb_explain(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         manager *m = userdata;
         _cleanup_fclose_ FILE *f = NULL;
         const bdi_device *d;
@@ -381,7 +333,7 @@ static int verb_explain(void *userdata, json_object *request, json_object **repl
         bool writing;
         int r;
 
-        r = request_device(m, request, "explain", &d, error);
+        r = request_device(m, request, PROTOCOL_VERB_EXPLAIN, &d, error);
         if (r < 0)
                 return r;
         f = open_memstream(&text, &size);
@@ -392,15 +344,17 @@ static int verb_explain(void *userdata, json_object *request, json_object **repl
                             m->actuator, writing, writes_reason);
         fclose(TAKE_PTR(f));
         o = json_object_new_object();
-        json_object_object_add(o, "bdi", json_object_new_string(d->bdi));
-        json_object_object_add(o, "text", json_object_new_string(text ? text : ""));
-        json_object_object_add(o, "tuning", device_json(m, d));
+        proto_add_string(o, PF_EXPLAIN_BDI, d->bdi);
+        proto_add_string(o, PF_EXPLAIN_TEXT, text ? text : "");
+        proto_add(o, PF_EXPLAIN_DEVICE, device_json(m, d));
+        proto_add(o, PF_EXPLAIN_TUNING,
+                  explain_global_json(&m->current, m->have_decision ? &m->decision : NULL, m->actuator));
         free(text);
         *reply = o;
         return 0;
 }
 
-static int verb_restore(void *userdata, json_object *request, json_object **reply, char **error) {
+static int verb_restore(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         manager *m = userdata;
         int r;
 
@@ -411,11 +365,11 @@ static int verb_restore(void *userdata, json_object *request, json_object **repl
                 return r;
         }
         *reply = json_object_new_object();
-        json_object_object_add(*reply, "mode", json_object_new_string(manager_mode(m)));
+        proto_add_string(*reply, PF_RESTORE_MODE, manager_mode(m));
         return 0;
 }
 
-static int verb_reload(void *userdata, json_object *request, json_object **reply, char **error) {
+static int verb_reload(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         manager *m = userdata;
         _cleanup_fclose_ FILE *f = NULL;
         char *buf = NULL;
@@ -439,44 +393,51 @@ static int verb_reload(void *userdata, json_object *request, json_object **reply
         return 0;
 }
 
-/* The latest tick for `wbtunectl top`: global state, the devices that hold or move data, who dirties, who waits. */
-static int verb_top(void *userdata, json_object *request, json_object **reply, char **error) {
+/* top lists the devices that hold or move data, or whose writers were throttled this tick. */
+static bool top_device_wanted(void *userdata, const bdi_device *d) {
         manager *m = userdata;
-        json_object *o = json_object_new_object(), *list = json_object_new_array();
+        json_object *throttle;
 
-        json_object_object_add(o, "time_usec", json_object_new_uint64(m->current.time_usec));
-        json_object_object_add(o, "tick_ms", json_object_new_int64((int64_t) m->config.tick_ms));
-        json_object_object_add(o, "ticks", json_object_new_int64((int64_t) m->n_ticks));
-        json_object_object_add(o, "mode", json_object_new_string(manager_mode(m)));
-        json_object_object_add(o, "global", report_global(&m->current.global));
-        for (size_t i = 0; i < m->current.n_devices; i++) {
-                const bdi_device *d = &m->current.devices[i];
-                json_object *throttle = attribution_device_json(m->attribution, d->bdi), *j;
+        if (bdi_device_active(d))
+                return true;
+        throttle = attribution_device_json(m->attribution, d->bdi);
+        json_object_put(throttle);
+        return throttle != NULL;
+}
 
-                if (!throttle && !bdi_device_active(d))
-                        continue;
-                j = report_device(d);
-                if (throttle)
-                        json_object_object_add(j, "throttle", throttle);
-                json_object_array_add(list, j);
-        }
-        json_object_object_add(o, "devices", list);
-        attribution_top_json(m->attribution, &m->current, o);
-        *reply = o;
-        return 0;
+static json_object *top_device_json(void *userdata, const bdi_device *d) {
+        manager *m = userdata;
+        json_object *o = report_device(d), *throttle = attribution_device_json(m->attribution, d->bdi);
+
+        if (throttle)
+                proto_add(o, PF_DEVICE_THROTTLE, throttle);
+        return o;
+}
+
+/* The latest tick for `wbtunectl top`: global state, the devices that hold or move data, who dirties, who waits. */
+static int verb_top(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
+        manager *m = userdata;
+        report_daemon d = manager_report(m);
+
+        *reply = report_top(&d, &m->current);
+        attribution_top_json(m->attribution, &m->current, *reply);
+        return report_devices_stream(&m->current, PF_TOP_DEVICES, top_device_wanted, top_device_json, m, stream);
 }
 
 /* {"device": optional DEV, "format": "json" (default) or "csv"} */
-static int verb_history(void *userdata, json_object *request, json_object **reply, char **error) {
+static int verb_history(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         manager *m = userdata;
         json_object *v, *o;
-        const char *key = NULL, *bdi = NULL, *format = "json";
+        const char *key = NULL, *bdi = NULL;
+        bool csv = false;
+        int r;
 
         if (!m->history) {
                 *error = xstrdup("no history is kept");
                 return -ENODATA;
         }
-        if (json_object_object_get_ex(request, "device", &v) && !json_object_is_type(v, json_type_null)) {
+        v = proto_get(request, PF_REQUEST_DEVICE);
+        if (v) {
                 const bdi_device *d;
 
                 if (!json_object_is_type(v, json_type_string)) {
@@ -487,12 +448,15 @@ static int verb_history(void *userdata, json_object *request, json_object **repl
                 d = sample_find_device(&m->current, key);
                 bdi = d ? d->bdi : key;     /* a device that is gone still has its history for a while */
         }
-        if (json_object_object_get_ex(request, "format", &v)) {
-                format = json_object_get_string(v);
-                if (!format || (strcmp(format, "json") != 0 && strcmp(format, "csv") != 0)) {
+        v = proto_get(request, PF_REQUEST_FORMAT);
+        if (v) {
+                const char *format = proto_value_str(v);
+
+                if (strcmp(format, PROTOCOL_FORMAT_JSON) != 0 && strcmp(format, PROTOCOL_FORMAT_CSV) != 0) {
                         *error = xstrdup("\"format\" must be \"json\" or \"csv\"");
                         return -EINVAL;
                 }
+                csv = strcmp(format, PROTOCOL_FORMAT_CSV) == 0;
         }
         if (bdi && history_device_size(m->history, bdi) == 0) {
                 if (asprintf(error, "no history for device '%s'", key) < 0)
@@ -500,15 +464,14 @@ static int verb_history(void *userdata, json_object *request, json_object **repl
                 return -ENODEV;
         }
         o = json_object_new_object();
-        json_object_object_add(o, "tick_ms", json_object_new_int64((int64_t) m->config.tick_ms));
-        json_object_object_add(o, "minutes", json_object_new_uint64(m->history_minutes));
-        json_object_object_add(o, "bdi", bdi ? json_object_new_string(bdi) : NULL);
-        if (strcmp(format, "csv") == 0) {
+        if (csv) {
                 _cleanup_fclose_ FILE *f = NULL;
                 char *text = NULL;
                 size_t size = 0;
-                int r;
 
+                proto_add_u64(o, PF_HISTORY_CSV_TICK_MS, m->config.tick_ms);
+                proto_add_u64(o, PF_HISTORY_CSV_MINUTES, m->history_minutes);
+                proto_add_string(o, PF_HISTORY_CSV_BDI, bdi);
                 f = open_memstream(&text, &size);
                 if (!f) {
                         json_object_put(o);
@@ -516,38 +479,40 @@ static int verb_history(void *userdata, json_object *request, json_object **repl
                 }
                 r = history_to_csv(m->history, bdi, f);
                 fclose(TAKE_PTR(f));
-                if (r < 0) {
-                        free(text);
-                        json_object_put(o);
-                        return r;
-                }
-                json_object_object_add(o, "csv", json_object_new_string_len(text ? text : "", (int) size));
+                if (r >= 0)
+                        proto_add_string_len(o, PF_HISTORY_CSV_CSV, text ? text : "", size);
                 free(text);
         } else {
-                json_object *h = history_to_json(m->history, bdi);
-
-                if (!h) {
-                        json_object_put(o);
-                        return -ENODEV;
-                }
-                json_object_object_foreach(h, k, val)
-                        json_object_object_add(o, k, json_object_get(val));
-                json_object_put(h);
+                proto_add_u64(o, PF_HISTORY_TICK_MS, m->config.tick_ms);
+                proto_add_u64(o, PF_HISTORY_MINUTES, m->history_minutes);
+                proto_add_string(o, PF_HISTORY_BDI, bdi);
+                r = history_json_stream(m->history, bdi, o, stream);
+                if (r == -ENOENT)
+                        r = -ENODEV;
+        }
+        if (r < 0) {
+                json_object_put(o);
+                return r;
         }
         *reply = o;
         return 0;
 }
 
 static const control_verb manager_verbs[] = {
-        { "status",  false, verb_status },
-        { "devices", false, verb_devices },
-        { "show",    false, verb_show },
-        { "explain", false, verb_explain },
-        { "top",     false, verb_top },
-        { "history", false, verb_history },
-        { "reload",  true,  verb_reload },
-        { "restore", true,  verb_restore },
+        { PROTOCOL_VERB_STATUS,  false, verb_status },
+        { PROTOCOL_VERB_DEVICES, false, verb_devices },
+        { PROTOCOL_VERB_SHOW,    false, verb_show },
+        { PROTOCOL_VERB_EXPLAIN, false, verb_explain },
+        { PROTOCOL_VERB_TOP,     false, verb_top },
+        { PROTOCOL_VERB_HISTORY, false, verb_history },
+        { PROTOCOL_VERB_RELOAD,  true,  verb_reload },
+        { PROTOCOL_VERB_RESTORE, true,  verb_restore },
 };
+
+const control_verb *manager_control_verbs(size_t *ret_n) {
+        *ret_n = ELEMENTSOF(manager_verbs);
+        return manager_verbs;
+}
 
 /* --- status output ------------------------------------------------------------------ */
 
@@ -577,9 +542,12 @@ static void manager_print_tick(manager *m) {
 
                 if (!bdi_device_active(dev))
                         continue;
+                /* names come from mountinfo, FUSE and sysfs: escaped, so none can forge a line */
+                _cleanup_free_ char *name = escape_text_alloc(dev->name),
+                        *fstype = escape_text_alloc(dev->fstype[0] ? dev->fstype : "-"),
+                        *mount = escape_text_alloc(dev->n_mounts > 0 ? dev->mounts[0] : "-");
                 printf("  %-8s %-10s %-6s %-24s dirty %s wb %s thresh %s bw %s/s dirtying %s/s backlog %.1fs\n",
-                       dev->bdi, dev->name, dev->fstype[0] ? dev->fstype : "-",
-                       dev->n_mounts > 0 ? dev->mounts[0] : "-",
+                       dev->bdi, name, fstype, mount,
                        format_bytes(a, sizeof a, dev->dirty_bytes), format_bytes(b, sizeof b, dev->writeback_bytes),
                        format_bytes(c, sizeof c, dev->thresh_bytes), format_bytes(d, sizeof d, bdi_device_best_bw(dev)),
                        format_bytes(e, sizeof e, dev->dirty_rate_bytes_per_s), dev->backlog_s);

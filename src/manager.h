@@ -81,3 +81,5 @@ bool manager_writes_knobs(const manager *m, const char **ret_reason);
 /* Re-read the config; on error keep the running one. err receives the error lines (may be NULL).
  * Knobs someone else set are handed back to the daemon. */
 int manager_reload(manager *m, FILE *err);
+/* The control verbs (their userdata is the manager); tests serve them on a socket of their own. */
+const control_verb *manager_control_verbs(size_t *ret_n);

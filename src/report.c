@@ -1,22 +1,21 @@
-/* JSON views of samples for the control protocol; keys are the struct field names of observe.h. */
+/* JSON views of samples and of the daemon for the control protocol, built through protocol.h's names. */
+#include <string.h>
+
+#include "protocol.h"
 #include "report.h"
 #include "util.h"
-
-static void add_u64(json_object *o, const char *key, uint64_t v) {
-        json_object_object_add(o, key, json_object_new_uint64(v));
-}
 
 json_object *report_vm_knobs(const vm_knobs *k) {
         json_object *o = json_object_new_object();
 
         if (!o)
                 return NULL;
-        add_u64(o, "dirty_bytes", k->dirty_bytes);
-        add_u64(o, "dirty_background_bytes", k->dirty_background_bytes);
-        add_u64(o, "dirty_ratio", k->dirty_ratio);
-        add_u64(o, "dirty_background_ratio", k->dirty_background_ratio);
-        add_u64(o, "dirty_writeback_centisecs", k->dirty_writeback_centisecs);
-        add_u64(o, "dirty_expire_centisecs", k->dirty_expire_centisecs);
+        proto_add_u64(o, PF_VM_KNOBS_DIRTY_BYTES, k->dirty_bytes);
+        proto_add_u64(o, PF_VM_KNOBS_DIRTY_BACKGROUND_BYTES, k->dirty_background_bytes);
+        proto_add_u64(o, PF_VM_KNOBS_DIRTY_RATIO, k->dirty_ratio);
+        proto_add_u64(o, PF_VM_KNOBS_DIRTY_BACKGROUND_RATIO, k->dirty_background_ratio);
+        proto_add_u64(o, PF_VM_KNOBS_DIRTY_WRITEBACK_CENTISECS, k->dirty_writeback_centisecs);
+        proto_add_u64(o, PF_VM_KNOBS_DIRTY_EXPIRE_CENTISECS, k->dirty_expire_centisecs);
         return o;
 }
 
@@ -26,19 +25,19 @@ json_object *report_bdi_knobs(const bdi_knobs *k) {
         if (!o)
                 return NULL;
         if (k->have & BDI_HAVE_MIN_RATIO)
-                add_u64(o, "min_ratio", k->min_ratio);
+                proto_add_u64(o, PF_BDI_KNOBS_MIN_RATIO, k->min_ratio);
         if (k->have & BDI_HAVE_MAX_RATIO)
-                add_u64(o, "max_ratio", k->max_ratio);
+                proto_add_u64(o, PF_BDI_KNOBS_MAX_RATIO, k->max_ratio);
         if (k->have & BDI_HAVE_MIN_RATIO_FINE)
-                add_u64(o, "min_ratio_fine", k->min_ratio_fine);
+                proto_add_u64(o, PF_BDI_KNOBS_MIN_RATIO_FINE, k->min_ratio_fine);
         if (k->have & BDI_HAVE_MAX_RATIO_FINE)
-                add_u64(o, "max_ratio_fine", k->max_ratio_fine);
+                proto_add_u64(o, PF_BDI_KNOBS_MAX_RATIO_FINE, k->max_ratio_fine);
         if (k->have & BDI_HAVE_MIN_BYTES)
-                add_u64(o, "min_bytes", k->min_bytes);
+                proto_add_u64(o, PF_BDI_KNOBS_MIN_BYTES, k->min_bytes);
         if (k->have & BDI_HAVE_MAX_BYTES)
-                add_u64(o, "max_bytes", k->max_bytes);
+                proto_add_u64(o, PF_BDI_KNOBS_MAX_BYTES, k->max_bytes);
         if (k->have & BDI_HAVE_STRICT_LIMIT)
-                add_u64(o, "strict_limit", k->strict_limit);
+                proto_add_u64(o, PF_BDI_KNOBS_STRICT_LIMIT, k->strict_limit);
         return o;
 }
 
@@ -47,17 +46,17 @@ json_object *report_global(const global_state *g) {
 
         if (!o)
                 return NULL;
-        add_u64(o, "dirty_bytes", g->dirty_bytes);
-        add_u64(o, "writeback_bytes", g->writeback_bytes);
-        add_u64(o, "dirty_thresh_bytes", g->dirty_thresh_bytes);
-        add_u64(o, "background_thresh_bytes", g->background_thresh_bytes);
-        add_u64(o, "dirtied_total_bytes", g->dirtied_total_bytes);
-        add_u64(o, "written_total_bytes", g->written_total_bytes);
-        add_u64(o, "mem_total_bytes", g->mem_total_bytes);
-        add_u64(o, "mem_available_bytes", g->mem_available_bytes);
-        add_u64(o, "dirty_rate_bytes_per_s", g->dirty_rate_bytes_per_s);
-        add_u64(o, "write_rate_bytes_per_s", g->write_rate_bytes_per_s);
-        json_object_object_add(o, "knobs", report_vm_knobs(&g->knobs));
+        proto_add_u64(o, PF_GLOBAL_DIRTY_BYTES, g->dirty_bytes);
+        proto_add_u64(o, PF_GLOBAL_WRITEBACK_BYTES, g->writeback_bytes);
+        proto_add_u64(o, PF_GLOBAL_DIRTY_THRESH_BYTES, g->dirty_thresh_bytes);
+        proto_add_u64(o, PF_GLOBAL_BACKGROUND_THRESH_BYTES, g->background_thresh_bytes);
+        proto_add_u64(o, PF_GLOBAL_DIRTIED_TOTAL_BYTES, g->dirtied_total_bytes);
+        proto_add_u64(o, PF_GLOBAL_WRITTEN_TOTAL_BYTES, g->written_total_bytes);
+        proto_add_u64(o, PF_GLOBAL_MEM_TOTAL_BYTES, g->mem_total_bytes);
+        proto_add_u64(o, PF_GLOBAL_MEM_AVAILABLE_BYTES, g->mem_available_bytes);
+        proto_add_u64(o, PF_GLOBAL_DIRTY_RATE_BYTES_PER_S, g->dirty_rate_bytes_per_s);
+        proto_add_u64(o, PF_GLOBAL_WRITE_RATE_BYTES_PER_S, g->write_rate_bytes_per_s);
+        proto_add(o, PF_GLOBAL_KNOBS, report_vm_knobs(&g->knobs));
         return o;
 }
 
@@ -77,36 +76,36 @@ json_object *report_device(const bdi_device *d) {
 
         if (!o)
                 return NULL;
-        json_object_object_add(o, "bdi", json_object_new_string(d->bdi));
-        json_object_object_add(o, "has_devnum", json_object_new_boolean(d->has_devnum));
+        proto_add_string(o, PF_DEVICE_BDI, d->bdi);
+        proto_add_bool(o, PF_DEVICE_HAS_DEVNUM, d->has_devnum);
         if (d->has_devnum) {
-                add_u64(o, "major", d->major);
-                add_u64(o, "minor", d->minor);
+                proto_add_u64(o, PF_DEVICE_MAJOR, d->major);
+                proto_add_u64(o, PF_DEVICE_MINOR, d->minor);
         }
-        json_object_object_add(o, "name", json_object_new_string(d->name));
+        proto_add_string(o, PF_DEVICE_NAME, d->name);
         if (d->alias[0])
-                json_object_object_add(o, "alias", json_object_new_string(d->alias));
-        json_object_object_add(o, "fstype", json_object_new_string(d->fstype));
+                proto_add_string(o, PF_DEVICE_ALIAS, d->alias);
+        proto_add_string(o, PF_DEVICE_FSTYPE, d->fstype);
         mounts = json_object_new_array();
         for (size_t i = 0; mounts && i < d->n_mounts; i++)
                 json_object_array_add(mounts, json_object_new_string(d->mounts[i]));
-        json_object_object_add(o, "mounts", mounts);
-        json_object_object_add(o, "model", json_object_new_string(d->model));
-        json_object_object_add(o, "traits", traits_array(d->traits));
-        json_object_object_add(o, "knobs", report_bdi_knobs(&d->knobs));
-        json_object_object_add(o, "source", json_object_new_string(stats_source_to_string(d->source)));
-        add_u64(o, "dirty_bytes", d->dirty_bytes);
-        add_u64(o, "writeback_bytes", d->writeback_bytes);
-        add_u64(o, "thresh_bytes", d->thresh_bytes);
-        add_u64(o, "dirtied_total_bytes", d->dirtied_total_bytes);
-        add_u64(o, "written_total_bytes", d->written_total_bytes);
-        add_u64(o, "kernel_bw_bytes_per_s", d->kernel_bw_bytes_per_s);
-        add_u64(o, "wb_bw_bytes_per_s", d->wb_bw_bytes_per_s);
-        add_u64(o, "write_bw_bytes_per_s", d->write_bw_bytes_per_s);
-        add_u64(o, "dirty_rate_bytes_per_s", d->dirty_rate_bytes_per_s);
-        add_u64(o, "backlog_bytes", d->backlog_bytes);
-        json_object_object_add(o, "backlog_s", json_object_new_double(d->backlog_s));
-        json_object_object_add(o, "seen_before", json_object_new_boolean(d->seen_before));
+        proto_add(o, PF_DEVICE_MOUNTS, mounts);
+        proto_add_string(o, PF_DEVICE_MODEL, d->model);
+        proto_add(o, PF_DEVICE_TRAITS, traits_array(d->traits));
+        proto_add(o, PF_DEVICE_KNOBS, report_bdi_knobs(&d->knobs));
+        proto_add_string(o, PF_DEVICE_SOURCE, stats_source_to_string(d->source));
+        proto_add_u64(o, PF_DEVICE_DIRTY_BYTES, d->dirty_bytes);
+        proto_add_u64(o, PF_DEVICE_WRITEBACK_BYTES, d->writeback_bytes);
+        proto_add_u64(o, PF_DEVICE_THRESH_BYTES, d->thresh_bytes);
+        proto_add_u64(o, PF_DEVICE_DIRTIED_TOTAL_BYTES, d->dirtied_total_bytes);
+        proto_add_u64(o, PF_DEVICE_WRITTEN_TOTAL_BYTES, d->written_total_bytes);
+        proto_add_u64(o, PF_DEVICE_KERNEL_BW_BYTES_PER_S, d->kernel_bw_bytes_per_s);
+        proto_add_u64(o, PF_DEVICE_WB_BW_BYTES_PER_S, d->wb_bw_bytes_per_s);
+        proto_add_u64(o, PF_DEVICE_WRITE_BW_BYTES_PER_S, d->write_bw_bytes_per_s);
+        proto_add_u64(o, PF_DEVICE_DIRTY_RATE_BYTES_PER_S, d->dirty_rate_bytes_per_s);
+        proto_add_u64(o, PF_DEVICE_BACKLOG_BYTES, d->backlog_bytes);
+        proto_add_double(o, PF_DEVICE_BACKLOG_S, d->backlog_s);
+        proto_add_bool(o, PF_DEVICE_SEEN_BEFORE, d->seen_before);
         return o;
 }
 
@@ -125,9 +124,231 @@ json_object *report_sample(const sample *s) {
 
         if (!o)
                 return NULL;
-        add_u64(o, "time_usec", s->time_usec);
-        json_object_object_add(o, "debugfs", json_object_new_boolean(s->debugfs));
-        json_object_object_add(o, "global", report_global(&s->global));
-        json_object_object_add(o, "devices", report_devices(s));
+        /* not a reply of its own: one sample under the names top uses */
+        proto_add_u64(o, PF_TOP_TIME_USEC, s->time_usec);
+        proto_add_bool(o, PF_STATUS_DEBUGFS, s->debugfs);
+        proto_add(o, PF_TOP_GLOBAL, report_global(&s->global));
+        proto_add(o, PF_TOP_DEVICES, report_devices(s));
         return o;
+}
+
+/* --- knob objects -------------------------------------------------------------------------- */
+
+static void add_u64_or_null(json_object *o, protocol_field f, bool have, uint64_t v) {
+        if (have)
+                proto_add_u64(o, f, v);
+        else
+                proto_add_null(o, f);
+}
+
+json_object *report_knob_json(const report_knob *k) {
+        json_object *o = json_object_new_object(), *original = NULL;
+
+        if (!o)
+                return NULL;
+        proto_add_string(o, PF_KNOB_KNOB, k->knob ? k->knob : "");
+        proto_add_string(o, PF_KNOB_UNIT, k->unit ? k->unit : "");
+        proto_add_bool(o, PF_KNOB_SUPPORTED, k->supported);
+        add_u64_or_null(o, PF_KNOB_CURRENT, k->have_current, k->current);
+        add_u64_or_null(o, PF_KNOB_DESIRED, k->have_desired, k->desired);
+        add_u64_or_null(o, PF_KNOB_POLICY, k->have_policy, k->policy);
+        proto_add_string(o, PF_KNOB_REASON, k->reason ? k->reason : "");
+        proto_add_string(o, PF_KNOB_CLAMP, k->clamp);
+        if (k->have_original) {
+                original = json_object_new_object();
+                proto_add_string(original, PF_ORIGINAL_FILE, k->original_file ? k->original_file : "");
+                proto_add_u64(original, PF_ORIGINAL_VALUE, k->original_value);
+                proto_add_string(original, PF_ORIGINAL_UNIT, k->original_unit ? k->original_unit : "");
+        }
+        proto_add(o, PF_KNOB_ORIGINAL, original);
+        proto_add_string(o, PF_KNOB_STATE, k->state ? k->state : "");
+        proto_add_string(o, PF_KNOB_NOTE, k->note);
+        return o;
+}
+
+json_object *report_tuning(json_object *knobs) {
+        json_object *o = json_object_new_object();
+
+        proto_add(o, PF_TUNING_KNOBS, knobs ? knobs : json_object_new_array());
+        return o;
+}
+
+json_object *report_device_tuning(bool managed, bool active, uint64_t bw_estimate_bytes_per_s, json_object *knobs) {
+        json_object *o = json_object_new_object();
+
+        proto_add_bool(o, PF_DEVICE_TUNING_MANAGED, managed);
+        proto_add_bool(o, PF_DEVICE_TUNING_ACTIVE, active);
+        proto_add_u64(o, PF_DEVICE_TUNING_BW_ESTIMATE_BYTES_PER_S, bw_estimate_bytes_per_s);
+        proto_add(o, PF_TUNING_KNOBS, knobs ? knobs : json_object_new_array());
+        return o;
+}
+
+/* --- the daemon ------------------------------------------------------------------------------ */
+
+json_object *report_status(const report_daemon *d, const sample *s, json_object *tuning, json_object *attribution,
+                           json_object *history, json_object *hotplug, json_object *writes,
+                           json_object *support) {
+        json_object *o = json_object_new_object();
+
+        proto_add_string(o, PF_STATUS_PACKAGE_VERSION, PACKAGE_VERSION);
+        proto_add_u64(o, PF_STATUS_PID, d->pid);
+        proto_add_double(o, PF_STATUS_UPTIME_S, d->uptime_s);
+        proto_add_string(o, PF_STATUS_MODE, d->mode);
+        proto_add_u64(o, PF_STATUS_TICK_MS, d->tick_ms);
+        proto_add_u64(o, PF_STATUS_TICKS, d->ticks);
+        proto_add_bool(o, PF_STATUS_DRY_RUN, d->dry_run);
+        proto_add_string(o, PF_STATUS_ROOT, d->root ? d->root : "/");
+        proto_add_string(o, PF_STATUS_CONFIG, d->config_path ? d->config_path : "");
+        proto_add_bool(o, PF_STATUS_DEBUGFS, s->debugfs);
+        proto_add_string(o, PF_STATUS_STATS_SOURCE,
+                         s->debugfs ? "debugfs" : "blockstat (debugfs unavailable: /sys/block/<dev>/stat sector deltas)");
+        proto_add_u64(o, PF_STATUS_N_DEVICES, s->n_devices);
+        proto_add(o, PF_STATUS_GLOBAL, report_global(&s->global));
+        proto_add(o, PF_STATUS_TUNING, tuning ? tuning : report_tuning(NULL));
+        proto_add(o, PF_STATUS_ATTRIBUTION, attribution);
+        proto_add(o, PF_STATUS_HISTORY, history);
+        proto_add(o, PF_STATUS_HOTPLUG, hotplug);
+        proto_add(o, PF_STATUS_WRITES, writes);
+        proto_add(o, PF_STATUS_KERNEL_SUPPORT, support);
+        return o;
+}
+
+json_object *report_writes_json(const report_writes *w) {
+        json_object *o = json_object_new_object();
+
+        proto_add_bool(o, PF_WRITES_ENABLED, w->enabled);
+        proto_add_string(o, PF_WRITES_REASON, w->reason ? w->reason : "");
+        proto_add_u64(o, PF_WRITES_TOTAL, w->total);
+        proto_add_u64(o, PF_WRITES_LAST_MINUTE, w->last_minute);
+        proto_add_u64(o, PF_WRITES_OVERRIDES_TOTAL, w->overrides_total);
+        proto_add_u64(o, PF_WRITES_FAILURES_TOTAL, w->failures_total);
+        proto_add_u64(o, PF_WRITES_GUARD_HOLDS_TOTAL, w->guard_holds_total);
+        proto_add_string(o, PF_WRITES_SAVED_FILE, w->saved_file ? w->saved_file : "");
+        if (w->saved_file_refused)
+                proto_add_string(o, PF_WRITES_SAVED_FILE_REFUSED, w->saved_file_refused);
+        else
+                proto_add_null(o, PF_WRITES_SAVED_FILE_REFUSED);
+        return o;
+}
+
+json_object *report_kernel_support(const kernel_support *ks, const memcg_summary *memcg) {
+        json_object *o = json_object_new_object();
+
+        proto_add_bool(o, PF_KERNEL_SUPPORT_DEBUGFS, ks->debugfs);
+        proto_add_bool(o, PF_KERNEL_SUPPORT_WB_STATS, ks->wb_stats);
+        proto_add_bool(o, PF_KERNEL_SUPPORT_CGROUP_WRITEBACK, ks->cgroup_writeback);
+        proto_add_bool(o, PF_KERNEL_SUPPORT_BDI_BYTES, ks->bdi_bytes);
+        proto_add_bool(o, PF_KERNEL_SUPPORT_STRICT_LIMIT, ks->strict_limit);
+        proto_add_bool(o, PF_KERNEL_SUPPORT_DEVICES_TRUSTED, ks->devices_trusted);
+        proto_add_u64(o, PF_KERNEL_SUPPORT_UNACCOUNTED_BYTES, ks->unaccounted_bytes);
+        if (ks->why[0])
+                proto_add_string(o, PF_KERNEL_SUPPORT_WHY, ks->why);
+        else
+                proto_add_null(o, PF_KERNEL_SUPPORT_WHY);
+        proto_add_bool(o, PF_KERNEL_SUPPORT_MEMCG_V2, memcg->cgroup2);
+        proto_add_u64(o, PF_KERNEL_SUPPORT_MEMCG_LIMITED, memcg->n_limited);
+        proto_add_u64(o, PF_KERNEL_SUPPORT_MEMCG_WRITING, memcg->n_writing);
+        return o;
+}
+
+json_object *report_hotplug(bool enabled, const char *reason, uint64_t events) {
+        json_object *o = json_object_new_object();
+
+        proto_add_bool(o, PF_HOTPLUG_ENABLED, enabled);
+        if (!enabled)
+                proto_add_string(o, PF_HOTPLUG_REASON, reason ? reason : "");
+        proto_add_u64(o, PF_HOTPLUG_EVENTS, events);
+        return o;
+}
+
+json_object *report_top(const report_daemon *d, const sample *s) {
+        json_object *o = json_object_new_object();
+
+        proto_add_u64(o, PF_TOP_TIME_USEC, s->time_usec);
+        proto_add_u64(o, PF_TOP_TICK_MS, d->tick_ms);
+        proto_add_u64(o, PF_TOP_TICKS, d->ticks);
+        proto_add_string(o, PF_TOP_MODE, d->mode);
+        proto_add(o, PF_TOP_GLOBAL, report_global(&s->global));
+        return o;
+}
+
+/* --- streamed device lists --------------------------------------------------------------------- */
+
+typedef struct device_stream {
+        const sample *s;
+        char (*bdis)[sizeof(((bdi_device *) NULL)->bdi)];   /* the devices to send, as of the request */
+        size_t n_bdis, next;
+        size_t hint;              /* where the next one probably is in s->devices */
+        report_device_item_t item;
+        void *userdata;
+} device_stream;
+
+static void device_stream_free(void *state) {
+        device_stream *st = state;
+
+        if (!st)
+                return;
+        free(st->bdis);
+        free(st);
+}
+
+/* The device named bdi in the current sample: at the hint when the sample still has the same devices
+ * (most ticks), else by a scan. */
+static const bdi_device *device_stream_find(device_stream *st, const char *bdi) {
+        const sample *s = st->s;
+
+        if (st->hint < s->n_devices && strcmp(s->devices[st->hint].bdi, bdi) == 0)
+                return &s->devices[st->hint++];
+        for (size_t i = 0; i < s->n_devices; i++)
+                if (strcmp(s->devices[i].bdi, bdi) == 0) {
+                        st->hint = i + 1;
+                        return &s->devices[i];
+                }
+        return NULL;
+}
+
+static int device_stream_next(void *state, char **ret_name, json_object **ret_item) {
+        device_stream *st = state;
+
+        while (st->next < st->n_bdis) {
+                const bdi_device *d = device_stream_find(st, st->bdis[st->next++]);
+                json_object *item;
+
+                if (!d)
+                        continue;   /* gone since the request */
+                item = st->item(st->userdata, d);
+                if (!item)
+                        return -ENOMEM;
+                *ret_name = NULL;
+                *ret_item = item;
+                return 1;
+        }
+        return 0;
+}
+
+int report_devices_stream(const sample *s, protocol_field key, report_device_filter_t filter,
+                          report_device_item_t item, void *userdata, control_stream *ret) {
+        device_stream *st = calloc(1, sizeof *st);
+
+        if (!st)
+                return -ENOMEM;
+        st->s = s;
+        st->item = item;
+        st->userdata = userdata;
+        st->bdis = calloc(MAX(s->n_devices, (size_t) 1), sizeof st->bdis[0]);
+        if (!st->bdis) {
+                device_stream_free(st);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < s->n_devices; i++)
+                if (!filter || filter(userdata, &s->devices[i]))
+                        memcpy(st->bdis[st->n_bdis++], s->devices[i].bdi, sizeof st->bdis[0]);
+        *ret = (control_stream) {
+                .key = protocol_name(key),
+                .keyed = false,
+                .next = device_stream_next,
+                .free_state = device_stream_free,
+                .state = st,
+        };
+        return 0;
 }

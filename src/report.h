@@ -1,8 +1,13 @@
-/* JSON views of samples for the control protocol; keys are the struct field names of observe.h. */
+/* JSON views of samples and of the daemon for the control protocol, built through protocol.h's names. */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <json-c/json.h>
+
+#include "control.h"
 #include "observe.h"
+#include "protocol.h"
 
 json_object *report_vm_knobs(const vm_knobs *k);
 json_object *report_bdi_knobs(const bdi_knobs *k);       /* only the knobs this kernel has */
@@ -11,3 +16,72 @@ json_object *report_device(const bdi_device *d);
 json_object *report_devices(const sample *s);            /* array of report_device() */
 /* {"time_usec", "debugfs", "global": report_global(), "devices": report_devices()} */
 json_object *report_sample(const sample *s);
+
+/* One knob as the protocol's knob object: who owns it, its value now, what will be written and why.
+ * Producers fill what they know; NULL strings are JSON null (reason and state are never null). */
+typedef struct report_knob {
+        const char *knob;               /* the kernel file: "max_bytes" */
+        const char *unit;               /* PROTOCOL_UNIT_* of current, desired and policy */
+        bool supported;                 /* this kernel has the file */
+        bool have_current, have_desired, have_policy;
+        uint64_t current;               /* as the kernel has it now */
+        uint64_t desired;               /* what will be written, after the safety guard */
+        uint64_t policy;                /* what the policy wanted, before the guard */
+        const char *reason;             /* the policy's words */
+        const char *clamp;              /* the guard's words, when desired differs from policy */
+        bool have_original;             /* the daemon saved it before its first change */
+        const char *original_file;      /* the file saved: "max_ratio_fine" */
+        const char *original_unit;      /* PROTOCOL_UNIT_* */
+        uint64_t original_value;
+        const char *state;              /* PROTOCOL_STATE_* */
+        const char *note;
+} report_knob;
+
+json_object *report_knob_json(const report_knob *k);
+/* {"knobs": knobs} (takes knobs, an array of knob objects) */
+json_object *report_tuning(json_object *knobs);
+/* {"managed", "active", "bw_estimate_bytes_per_s", "knobs": knobs} (takes knobs) */
+json_object *report_device_tuning(bool managed, bool active, uint64_t bw_estimate_bytes_per_s, json_object *knobs);
+
+/* What status and top say about the daemon itself. */
+typedef struct report_daemon {
+        uint64_t pid;
+        double uptime_s;
+        const char *mode;           /* "observe", "auto", "dry-run" */
+        uint64_t tick_ms;
+        uint64_t ticks;
+        bool dry_run;
+        const char *root;           /* "/" on the live system */
+        const char *config_path;
+} report_daemon;
+
+/* What status says of the knob writes (see manager_writes_knobs()). */
+typedef struct report_writes {
+        bool enabled;
+        const char *reason;
+        uint64_t total, last_minute, overrides_total, failures_total, guard_holds_total;
+        const char *saved_file;
+        const char *saved_file_refused;     /* NULL if trusted or none */
+} report_writes;
+json_object *report_writes_json(const report_writes *w);
+json_object *report_kernel_support(const kernel_support *ks, const memcg_summary *memcg);
+
+/* The status result; takes the four objects (tuning: report_tuning(), attribution: attribution_status_json(),
+ * history: history_status_json(), hotplug: report_hotplug()). */
+json_object *report_status(const report_daemon *d, const sample *s, json_object *tuning, json_object *attribution,
+                           json_object *history, json_object *hotplug,
+                           json_object *writes, json_object *support);
+/* {"enabled", "reason" (when not enabled), "events"} */
+json_object *report_hotplug(bool enabled, const char *reason, uint64_t events);
+/* top's head: time, tick, ticks, mode and the global state (attribution_top_json() adds its parts,
+ * report_devices_stream() the devices). */
+json_object *report_top(const report_daemon *d, const sample *s);
+
+/* A list of devices streamed into a reply ("devices" of devices and top): the devices that pass
+ * filter (NULL: all) when the request came, in the sample's order, each built by item when its turn
+ * comes from *s as it is then (a tick may pass between two). A device gone by then is left out.
+ * s must stay valid (the manager's current sample) until the stream is freed. 0 or -ENOMEM. */
+typedef bool (*report_device_filter_t)(void *userdata, const bdi_device *d);
+typedef json_object *(*report_device_item_t)(void *userdata, const bdi_device *d);
+int report_devices_stream(const sample *s, protocol_field key, report_device_filter_t filter,
+                          report_device_item_t item, void *userdata, control_stream *ret);

@@ -12,6 +12,7 @@
 #include <sys/vfs.h>
 
 #include "log.h"
+#include "protocol.h"
 #include "util.h"
 
 #define TRACEFS_MAGIC_NUMBER 0x74726163
@@ -852,14 +853,14 @@ int trace_cgroup_path(const char *cgroup_root, uint64_t cgroup_ino, char *buf, s
 json_object *trace_counters_to_json(const trace_counters *c) {
         json_object *o = json_object_new_object();
 
-        json_object_object_add(o, "events", json_object_new_uint64(c->events));
-        json_object_object_add(o, "lost_kernel", json_object_new_uint64(c->lost_kernel));
-        json_object_object_add(o, "lost_markers", json_object_new_uint64(c->lost_markers));
-        json_object_object_add(o, "dropped_tasks", json_object_new_uint64(c->dropped_tasks));
-        json_object_object_add(o, "dropped_devices", json_object_new_uint64(c->dropped_devices));
-        json_object_object_add(o, "bad_lines", json_object_new_uint64(c->bad_lines));
-        json_object_object_add(o, "bytes_read", json_object_new_uint64(c->bytes_read));
-        json_object_object_add(o, "budget_hits", json_object_new_uint64(c->budget_hits));
+        proto_add_u64(o, PF_COUNTERS_EVENTS, c->events);
+        proto_add_u64(o, PF_COUNTERS_LOST_KERNEL, c->lost_kernel);
+        proto_add_u64(o, PF_COUNTERS_LOST_MARKERS, c->lost_markers);
+        proto_add_u64(o, PF_COUNTERS_DROPPED_TASKS, c->dropped_tasks);
+        proto_add_u64(o, PF_COUNTERS_DROPPED_DEVICES, c->dropped_devices);
+        proto_add_u64(o, PF_COUNTERS_BAD_LINES, c->bad_lines);
+        proto_add_u64(o, PF_COUNTERS_BYTES_READ, c->bytes_read);
+        proto_add_u64(o, PF_COUNTERS_BUDGET_HITS, c->budget_hits);
         return o;
 }
 

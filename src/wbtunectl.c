@@ -12,6 +12,8 @@
 #include "config.h"
 #include "control.h"
 #include "ctl-format.h"
+#include "escape.h"
+#include "protocol.h"
 #include "util.h"
 
 /* Exit codes, documented in --help and wbtunectl(8). */
@@ -34,7 +36,13 @@ static int arg_timeout_ms = 5000;
 static bool arg_once, arg_csv;
 static const char *arg_output;
 
-static int call_request(const char *verb, json_object *request, json_object **ret_result);
+static int call_request(const char *verb, json_object *request, protocol_kind kind, json_object **ret_result);
+
+/* The result kind the reply to verb is checked against: none in --json mode (it is printed as it
+ * comes; only its envelope is checked), else the verb's. */
+static protocol_kind result_kind(const char *verb, bool csv) {
+        return arg_json ? PK_NONE : protocol_result_kind(verb, csv);
+}
 
 /* Send {"verb":verb, ...extra} and hand back the "result", or print why not and return an exit code. */
 static int call(const char *verb, const char *arg_key, const char *arg_value, json_object **ret_result) {
@@ -42,15 +50,17 @@ static int call(const char *verb, const char *arg_key, const char *arg_value, js
 
         if (arg_key)
                 json_object_object_add(request, arg_key, json_object_new_string(arg_value));
-        return call_request(verb, request, ret_result);
+        return call_request(verb, request, result_kind(verb, false), ret_result);
 }
 
-/* Takes request (arguments only; "verb" is added). */
-static int call_request(const char *verb, json_object *request, json_object **ret_result) {
-        json_object *reply = NULL, *v;
+/* Takes request (arguments only; "verb" is added). The reply is checked against the protocol: a
+ * missing field or one of the wrong type is an error naming it, never a 0 read in its place. */
+static int call_request(const char *verb, json_object *request, protocol_kind kind, json_object **ret_result) {
+        json_object *reply = NULL, *result = NULL;
+        char error[512];
         int r;
 
-        json_object_object_add(request, "verb", json_object_new_string(verb));
+        proto_add_string(request, PF_REQUEST_VERB, verb);
         r = control_call(arg_socket, request, &reply, arg_timeout_ms);
         json_object_put(request);
 
@@ -61,35 +71,48 @@ static int call_request(const char *verb, json_object *request, json_object **re
                 else if (r == -ECONNREFUSED)
                         fprintf(stderr, "wbtunectl: wbtuned is not running (nobody listens on %s: %m)\n", arg_socket);
                 else if (r == -ETIMEDOUT)
-                        fprintf(stderr, "wbtunectl: wbtuned did not answer within %d ms on %s\n", arg_timeout_ms, arg_socket);
-                else if (r == -ECONNRESET || r == -EPIPE)
-                        fprintf(stderr, "wbtunectl: wbtuned closed the connection on %s without answering\n", arg_socket);
+                        fprintf(stderr, "wbtunectl: wbtuned sent nothing for %d ms on %s\n", arg_timeout_ms, arg_socket);
+                else if (r == -ECONNRESET)
+                        fprintf(stderr, "wbtunectl: wbtuned closed the connection on %s without answering %s "
+                                "(it stopped, or refused or dropped this client: its log says why)\n", arg_socket, verb);
+                else if (r == -EPIPE)
+                        fprintf(stderr, "wbtunectl: wbtuned closed the connection on %s in the middle of its reply to %s "
+                                "(it stopped, or dropped this client: its log says why)\n", arg_socket, verb);
+                else if (r == -EFBIG)
+                        fprintf(stderr, "wbtunectl: wbtuned's reply to %s on %s is longer than %zu MiB, more than "
+                                "wbtunectl takes\n", verb, arg_socket, CONTROL_REPLY_MAX >> 20);
                 else if (r == -EBADMSG)
-                        fprintf(stderr, "wbtunectl: wbtuned sent a reply that is not a JSON object on %s\n", arg_socket);
+                        fprintf(stderr, "wbtunectl: wbtuned sent a reply to %s that is not a JSON object on %s\n", verb,
+                                arg_socket);
                 else
                         fprintf(stderr, "wbtunectl: cannot talk to wbtuned on %s: %m\n", arg_socket);
                 return EXIT_UNREACHABLE;
         }
 
-        if (!json_object_object_get_ex(reply, "ok", &v) || !json_object_get_boolean(v)) {
-                const char *error = json_object_object_get_ex(reply, "error", &v) ? json_object_get_string(v) : NULL;
-                const char *name = json_object_object_get_ex(reply, "errno", &v) ? json_object_get_string(v) : NULL;
-                if (error && strchr(error, '\n'))
-                        /* Several lines (config errors "FILE:LINE: ..."): keep them verbatim, one per line. */
-                        fprintf(stderr, "wbtunectl: %s failed:\n%s\n", verb, error);
-                else
-                        fprintf(stderr, "wbtunectl: %s: %s\n", verb, error ? error : "failed without a reason");
-                r = name && strcmp(name, "EPERM") == 0 ? EXIT_PERMISSION : EXIT_DAEMON_ERROR;
-                json_object_put(reply);
-                return r;
-        }
-
-        if (!json_object_object_get_ex(reply, "result", &v) || !json_object_is_type(v, json_type_object)) {
-                fprintf(stderr, "wbtunectl: wbtuned's reply to %s has no result object\n", verb);
+        r = ctl_check_reply(reply, kind, &result, error, sizeof error);
+        if (r < 0) {
+                _cleanup_free_ char *why = escape_text_alloc(error);
+                fprintf(stderr, "wbtunectl: wbtuned's reply to %s is not what this wbtunectl reads: %s\n", verb, why);
                 json_object_put(reply);
                 return EXIT_UNREACHABLE;
         }
-        *ret_result = json_object_get(v);
+        if (r > 0) {
+                const char *message = proto_str(reply, PF_REPLY_ERROR), *name = proto_str(reply, PF_REPLY_ERRNO);
+
+                if (strchr(message, '\n')) {
+                        /* Several lines (config errors "FILE:LINE: ..."): one per line, each escaped. */
+                        fprintf(stderr, "wbtunectl: %s failed:\n", verb);
+                        (void) escape_lines_fputs(message, stderr);
+                        fputc('\n', stderr);
+                } else {
+                        _cleanup_free_ char *why = escape_text_alloc(*message ? message : "failed without a reason");
+                        fprintf(stderr, "wbtunectl: %s: %s\n", verb, why);
+                }
+                r = strcmp(name, "EPERM") == 0 ? EXIT_PERMISSION : EXIT_DAEMON_ERROR;
+                json_object_put(reply);
+                return r;
+        }
+        *ret_result = json_object_get(result);
         json_object_put(reply);
         return 0;
 }
@@ -104,48 +127,57 @@ static int print_json(json_object *o) {
         return 0;
 }
 
-/* Render with a formatter, or say the daemon's answer did not have the expected shape. */
+/* Render with a formatter into memory, then print: a reply that cannot be shown prints nothing but why. */
 static int render(const char *verb, int (*format)(json_object *, FILE *), json_object *o) {
-        int r = format(o, stdout);
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        int r;
+
+        if (!f) {
+                fprintf(stderr, "wbtunectl: out of memory\n");
+                return EXIT_DAEMON_ERROR;
+        }
+        r = format(o, f);
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
         if (r < 0) {
                 errno = -r;
                 fprintf(stderr, "wbtunectl: cannot show wbtuned's reply to %s: %m\n", verb);
                 return EXIT_DAEMON_ERROR;
         }
+        if (size > 0 && fwrite(text, 1, size, stdout) != size)
+                return EXIT_DAEMON_ERROR;
         return fflush(stdout) == 0 ? 0 : EXIT_DAEMON_ERROR;
 }
 
 static int verb_status(char **args) {
         _cleanup_(json_object_putp) json_object *result = NULL;
-        int r = call("status", NULL, NULL, &result);
+        int r = call(PROTOCOL_VERB_STATUS, NULL, NULL, &result);
         if (r != 0)
                 return r;
-        return arg_json ? print_json(result) : render("status", ctl_format_status, result);
+        return arg_json ? print_json(result) : render(PROTOCOL_VERB_STATUS, ctl_format_status, result);
 }
 
 static int verb_devices(char **args) {
         _cleanup_(json_object_putp) json_object *result = NULL;
-        int r = call("devices", NULL, NULL, &result);
+        int r = call(PROTOCOL_VERB_DEVICES, NULL, NULL, &result);
         if (r != 0)
                 return r;
-        return arg_json ? print_json(result) : render("devices", ctl_format_devices, result);
+        return arg_json ? print_json(result) : render(PROTOCOL_VERB_DEVICES, ctl_format_devices, result);
 }
 
 static int verb_show(char **args) {
         _cleanup_(json_object_putp) json_object *result = NULL;
-        json_object *device = NULL;
-        int r = call("show", "device", args[0], &result);
+        int r = call(PROTOCOL_VERB_SHOW, protocol_name(PF_REQUEST_DEVICE), args[0], &result);
         if (r != 0)
                 return r;
-        if (arg_json)
-                return print_json(result);
-        (void) json_object_object_get_ex(result, "device", &device);
-        return render("show", ctl_format_device, device);
+        return arg_json ? print_json(result) : render(PROTOCOL_VERB_SHOW, ctl_format_show, result);
 }
 
 static int verb_reload(char **args) {
         _cleanup_(json_object_putp) json_object *result = NULL;
-        int r = call("reload", NULL, NULL, &result);
+        int r = call(PROTOCOL_VERB_RELOAD, NULL, NULL, &result);
         if (r != 0)
                 return r;
         return arg_json ? print_json(result) : 0;
@@ -153,18 +185,15 @@ static int verb_reload(char **args) {
 
 static int verb_explain(char **args) {
         _cleanup_(json_object_putp) json_object *result = NULL;
-        int r = call("explain", "device", args[0], &result);
+        int r = call(PROTOCOL_VERB_EXPLAIN, protocol_name(PF_REQUEST_DEVICE), args[0], &result);
         if (r != 0)
                 return r;
-        if (arg_json)
-                return print_json(result);
-        fputs(json_object_get_string(json_object_object_get(result, "text")), stdout);
-        return fflush(stdout) == 0 ? 0 : EXIT_DAEMON_ERROR;
+        return arg_json ? print_json(result) : render(PROTOCOL_VERB_EXPLAIN, ctl_format_explain, result);
 }
 
 static int verb_restore(char **args) {
         _cleanup_(json_object_putp) json_object *result = NULL;
-        int r = call("restore", NULL, NULL, &result);
+        int r = call(PROTOCOL_VERB_RESTORE, NULL, NULL, &result);
         if (r != 0)
                 return r;
         if (arg_json)
@@ -201,7 +230,7 @@ static int verb_top(char **args) {
         }
         while (!top_stop) {
                 _cleanup_(json_object_putp) json_object *result = NULL;
-                int r = call("top", NULL, NULL, &result);
+                int r = call(PROTOCOL_VERB_TOP, NULL, NULL, &result);
                 uint64_t tick_ms;
 
                 if (r != 0)
@@ -211,7 +240,7 @@ static int verb_top(char **args) {
                 else {
                         if (tty && !arg_once)
                                 fputs("\033[H\033[2J", stdout);   /* home, clear screen */
-                        r = render("top", arg_once || !tty ? ctl_format_top_all : ctl_format_top_screen, result);
+                        r = render(PROTOCOL_VERB_TOP, arg_once || !tty ? ctl_format_top_all : ctl_format_top_screen, result);
                         if (r != 0)
                                 return r;
                 }
@@ -219,31 +248,36 @@ static int verb_top(char **args) {
                         return EXIT_DAEMON_ERROR;
                 if (arg_once)
                         break;
-                tick_ms = json_object_get_uint64(json_object_object_get(result, "tick_ms"));
-                if (tick_ms == 0)
-                        tick_ms = 1000;
+                /* between 100 ms and a minute, whatever the reply says */
+                tick_ms = MIN(MAX(proto_u64(result, PF_TOP_TICK_MS), (uint64_t) 100), (uint64_t) 60000);
                 struct timespec ts = { .tv_sec = (time_t) (tick_ms / 1000), .tv_nsec = (long) (tick_ms % 1000) * 1000000 };
                 (void) nanosleep(&ts, NULL);   /* a signal ends the wait and the loop */
         }
         return 0;
 }
 
+/* {"verb": "history", "device": DEV (optional), "format": "json" or "csv"} */
+static json_object *history_request(const char *device, bool csv) {
+        json_object *request = json_object_new_object();
+
+        if (device)
+                proto_add_string(request, PF_REQUEST_DEVICE, device);
+        proto_add_string(request, PF_REQUEST_FORMAT, csv ? PROTOCOL_FORMAT_CSV : PROTOCOL_FORMAT_JSON);
+        return request;
+}
+
 /* History of the whole machine, or of one device: CSV with --csv, JSON otherwise. */
 static int verb_history(char **args) {
         _cleanup_(json_object_putp) json_object *result = NULL;
-        json_object *request = json_object_new_object();
         int r;
 
-        if (args[0])
-                json_object_object_add(request, "device", json_object_new_string(args[0]));
-        json_object_object_add(request, "format", json_object_new_string(arg_csv ? "csv" : "json"));
-        r = call_request("history", request, &result);
+        r = call_request(PROTOCOL_VERB_HISTORY, history_request(args[0], arg_csv),
+                         arg_csv ? protocol_result_kind(PROTOCOL_VERB_HISTORY, true) : result_kind(PROTOCOL_VERB_HISTORY, false),
+                         &result);
         if (r != 0)
                 return r;
-        if (arg_csv) {
-                fputs(json_object_get_string(json_object_object_get(result, "csv")), stdout);
-                return fflush(stdout) == 0 ? 0 : EXIT_DAEMON_ERROR;
-        }
+        if (arg_csv)
+                return render(PROTOCOL_VERB_HISTORY, ctl_format_history_csv, result);
         return print_json(result);
 }
 
@@ -260,39 +294,35 @@ static bool in_path(const char *prog) {
         return false;
 }
 
-/* The history CSV into a gnuplot data file: seconds from the first sample, sizes in MiB. */
-static int write_plot_data(const char *csv, FILE *out, bool device, uint64_t *ret_rows) {
-        uint64_t t0 = 0, rows = 0;
-        const char *line = strchr(csv, '\n');
-
-        for (line = line ? line + 1 : NULL; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-                unsigned long long v[11] = {};
-                int n = sscanf(line, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu",
-                               &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]);
-                const double mib = 1024.0 * 1024.0;
-
-                if (n < (device ? 11 : 5))
-                        continue;
-                if (rows++ == 0)
-                        t0 = v[0];
-                if (device)
-                        fprintf(out, "%.3f %.3f %.3f %.3f %.3f %.3f\n", (double) (v[0] - t0) / 1e6,
-                                v[5] / mib, v[6] / mib, v[7] / mib, v[8] / mib, v[1] / mib);
-                else
-                        fprintf(out, "%.3f %.3f %.3f %.3f %.3f\n", (double) (v[0] - t0) / 1e6,
-                                v[1] / mib, v[2] / mib, v[3] / mib, v[4] / mib);
-        }
-        *ret_rows = rows;
-        return fflush(out) == 0 && !ferror(out) ? 0 : -EIO;
-}
+/* gnuplot's script for plot: constant. The output file, the data file and the title come in as ARG1,
+ * ARG2 and ARG3 (gnuplot -c), string variables gnuplot never reads as code. */
+static const char plot_script[] =
+        "set terminal pngcairo size 1100,600 noenhanced\n"
+        "set output ARG1\n"
+        "set title 'wbtuned history: '.ARG3\n"
+        "set xlabel 'seconds'\nset ylabel 'MiB'\nset key outside bottom center horizontal\n"
+        "set grid\nset yrange [0:*]\n"
+        "if (ARG4 eq 'device') {\n"
+        "        set y2label 'MiB/s'\n        set y2tics\n        set ytics nomirror\n        set y2range [0:*]\n"
+        "        plot ARG2 using 1:2 with lines lw 2 title 'dirty', "
+        "'' using 1:3 with lines lw 2 title 'writeback', "
+        "'' using 1:4 with lines lw 2 title 'threshold', "
+        "'' using 1:5 axes x1y2 with lines lw 2 dt 2 title 'bandwidth (MiB/s)', "
+        "'' using 1:6 with lines lw 1 title 'global dirty'\n"
+        "} else {\n"
+        "        plot ARG2 using 1:2 with lines lw 2 title 'dirty', "
+        "'' using 1:3 with lines lw 2 title 'writeback', "
+        "'' using 1:4 with lines lw 2 title 'threshold', "
+        "'' using 1:5 with lines lw 1 title 'background threshold'\n"
+        "}\n";
 
 /* Dirty, writeback, threshold and bandwidth over time into a PNG, with gnuplot. */
 static int verb_plot(char **args) {
         _cleanup_(json_object_putp) json_object *result = NULL;
         char data_path[] = "/tmp/wbtunectl-plot-XXXXXX", script_path[] = "/tmp/wbtunectl-plot-XXXXXX";
         _cleanup_fclose_ FILE *data = NULL, *script = NULL;
-        json_object *request;
-        const char *bdi;
+        _cleanup_free_ char *title = NULL;
+        char error[256] = "";
         uint64_t rows = 0;
         int r, fd, status;
         pid_t pid;
@@ -303,14 +333,12 @@ static int verb_plot(char **args) {
                 fprintf(stderr, "wbtunectl: gnuplot is not installed (apt-get install gnuplot-nox)\n");
                 return EXIT_DAEMON_ERROR;
         }
-        request = json_object_new_object();
-        if (args[0])
-                json_object_object_add(request, "device", json_object_new_string(args[0]));
-        json_object_object_add(request, "format", json_object_new_string("csv"));
-        r = call_request("history", request, &result);
+        r = call_request(PROTOCOL_VERB_HISTORY, history_request(args[0], true),
+                         protocol_result_kind(PROTOCOL_VERB_HISTORY, true), &result);
         if (r != 0)
                 return r;
-        bdi = json_object_get_string(json_object_object_get(result, "bdi"));
+        /* the title only: escaped, so a BDI name cannot put control characters into the picture */
+        title = escape_text_alloc(proto_has(result, PF_HISTORY_CSV_BDI) ? proto_str(result, PF_HISTORY_CSV_BDI) : "global");
 
         fd = mkstemp(data_path);
         if (fd < 0 || !(data = fdopen(fd, "w"))) {
@@ -323,29 +351,13 @@ static int verb_plot(char **args) {
                 unlink(data_path);
                 return EXIT_DAEMON_ERROR;
         }
-        r = write_plot_data(json_object_get_string(json_object_object_get(result, "csv")), data, args[0] != NULL, &rows);
-        fprintf(script,
-                "set terminal pngcairo size 1100,600 noenhanced\n"
-                "set output '%s'\n"
-                "set title 'wbtuned history: %s'\n"
-                "set xlabel 'seconds'\nset ylabel 'MiB'\nset key outside bottom center horizontal\n"
-                "set grid\nset yrange [0:*]\n", arg_output, bdi ? bdi : "global");
-        if (args[0])
-                fprintf(script,
-                        "set y2label 'MiB/s'\nset y2tics\nset ytics nomirror\nset y2range [0:*]\n"
-                        "plot '%1$s' using 1:2 with lines lw 2 title 'dirty', "
-                        "'' using 1:3 with lines lw 2 title 'writeback', "
-                        "'' using 1:4 with lines lw 2 title 'threshold', "
-                        "'' using 1:5 axes x1y2 with lines lw 2 dt 2 title 'bandwidth (MiB/s)', "
-                        "'' using 1:6 with lines lw 1 title 'global dirty'\n", data_path);
-        else
-                fprintf(script,
-                        "plot '%1$s' using 1:2 with lines lw 2 title 'dirty', "
-                        "'' using 1:3 with lines lw 2 title 'writeback', "
-                        "'' using 1:4 with lines lw 2 title 'threshold', "
-                        "'' using 1:5 with lines lw 1 title 'background threshold'\n", data_path);
-        if (r < 0 || fflush(script) != 0 || rows == 0) {
-                fprintf(stderr, "wbtunectl: %s\n", rows == 0 ? "no history to plot yet" : "cannot write the plot files");
+        r = ctl_plot_data(proto_str(result, PF_HISTORY_CSV_CSV), args[0] != NULL, data, &rows, error, sizeof error);
+        if (r >= 0 && (fputs(plot_script, script) < 0 || fflush(script) != 0))
+                r = -EIO;
+        if (r < 0 || rows == 0) {
+                _cleanup_free_ char *why = escape_text_alloc(error);
+                fprintf(stderr, "wbtunectl: %s\n", r == -EBADMSG ? why : r < 0 ? "cannot write the plot files" :
+                                                   "no history to plot yet");
                 unlink(data_path);
                 unlink(script_path);
                 return EXIT_DAEMON_ERROR;
@@ -354,7 +366,8 @@ static int verb_plot(char **args) {
         fflush(stdout);
         pid = fork();
         if (pid == 0) {
-                execlp("gnuplot", "gnuplot", script_path, (char *) NULL);
+                execlp("gnuplot", "gnuplot", "-c", script_path, arg_output, data_path, title,
+                       args[0] ? "device" : "global", (char *) NULL);
                 _exit(127);
         }
         status = -1;
@@ -364,10 +377,12 @@ static int verb_plot(char **args) {
         unlink(data_path);
         unlink(script_path);
         if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                fprintf(stderr, "wbtunectl: gnuplot failed to draw %s\n", arg_output);
+                _cleanup_free_ char *out = escape_text_alloc(arg_output);
+                fprintf(stderr, "wbtunectl: gnuplot failed to draw %s\n", out);
                 return EXIT_DAEMON_ERROR;
         }
-        printf("Wrote %s: %" PRIu64 " samples of %s.\n", arg_output, rows, bdi ? bdi : "the global state");
+        _cleanup_free_ char *out = escape_text_alloc(arg_output);
+        printf("Wrote %s: %" PRIu64 " samples of %s.\n", out, rows, title);
         return 0;
 }
 
@@ -397,7 +412,7 @@ static void help(void) {
         printf("\nOptions:\n"
                "  -s --socket PATH   Control socket (default: %s)\n"
                "  -j --json          Print the daemon's result object as JSON\n"
-               "  -t --timeout MS    Give up waiting for the daemon after MS milliseconds (default: 5000)\n"
+               "  -t --timeout MS    Give up when the daemon sends nothing for MS milliseconds (default: 5000)\n"
                "     --once         top: print one view and exit\n"
                "     --csv          history: CSV instead of JSON\n"
                "  -o --output FILE  plot: the PNG to write\n"
@@ -405,7 +420,7 @@ static void help(void) {
                "     --version       Show the version\n"
                "\nExit status:\n"
                "  0 success, 1 the daemon answered with an error, 2 usage error,\n"
-               "  3 the daemon is not reachable, 4 permission denied.\n"
+               "  3 the daemon is not reachable or its reply cannot be read, 4 permission denied.\n"
                "\nSee wbtunectl(8).\n", CONFIG_DEFAULT_SOCKET);
 }
 

@@ -55,6 +55,108 @@ expect_exit 3 "wbtunectl devices --json, no daemon" "$WBTUNECTL" --socket "$tmp/
 one_line "$tmp/err" "wbtunectl devices --json, no daemon"
 [[ -s $tmp/out ]] && fail "wbtunectl with no daemon wrote to stdout"
 
+# --- replies wbtunectl must survive: a fake daemon answers with canned lines ------------------
+replies=$tmp/replies
+mkdir -p "$replies"
+"$PYTHON3" "$top_srcdir/tests/fake_daemon.py" "$tmp/fake.sock" "$replies" --timeout 120 &
+fake_pid=$!
+push_cleanup "stop_pid $fake_pid"
+wait_for_socket "$tmp/fake.sock" 10 || fail "the fake daemon did not start"
+fake() { "$WBTUNECTL" --socket "$tmp/fake.sock" "$@"; }
+
+# canned REPLY VERB JSON: the fake daemon's next answers to VERB
+canned() { printf '%s' "$2" > "$replies/$1"; }
+
+# survive NAME WANT_EXIT STDERR_REGEX WBTUNECTL_ARGS...: no crash, the exit code, a message naming the problem
+survive() {
+        local name=$1 want=$2 regex=$3
+        shift 3
+        expect_exit "$want" "$name" "$WBTUNECTL" --socket "$tmp/fake.sock" "$@"
+        grep -Eq -- "$regex" "$tmp/err" || { cat "$tmp/err"; fail "$name: stderr does not match /$regex/"; }
+        one_line "$tmp/err" "$name"
+}
+
+# Replies that lack a field or have one of the wrong type: a clear error naming the field, exit 3,
+# never a crash (these were segfaults, exit 139) and never a 0 read in the field's place.
+canned show '{"version":2,"ok":true,"result":{"device":{"bdi":"7:0","knobs":5}}}'
+survive "show with \"knobs\": 5" 3 'reply to show .*result\.device\.(has_devnum|name|knobs)' show x
+canned explain '{"version":2,"ok":true,"result":{}}'
+survive "explain with an empty result" 3 'reply to explain .*result\.(bdi|text).*missing' explain x
+canned history '{"version":2,"ok":true,"result":{}}'
+survive "history --csv with an empty result" 3 'reply to history .*result\.tick_ms: missing' history --csv
+command -v gnuplot >/dev/null && survive "plot with an empty result" 3 'reply to history .*missing' plot -o "$tmp/x.png"
+canned status '{"version":2,"ok":true,"result":{"pid":1}}'
+survive "status without most fields" 3 'reply to status .*result\.package_version: missing' status
+canned devices '{"version":2,"ok":true,"result":{"devices":[{"bdi":5}]}}'
+survive "devices with a number for a name" 3 'result\.devices\[0\]\.bdi: a string expected, got a number' devices
+canned devices '{"version":2,"ok":true,"result":{"devices":{}}}'
+survive "devices with an object for the list" 3 'result\.devices: an array expected' devices
+canned top '{"version":2,"ok":true,"result":[]}'
+survive "top with an array for a result" 3 'reply to top .*result' top --once
+canned status '{"version":1,"ok":true,"result":{}}'
+survive "a daemon of another protocol version" 3 'protocol version 1, this wbtunectl version 2' status
+canned status '{"ok":true,"result":{}}'
+survive "a daemon that sends no version" 3 'no protocol "version"' status
+canned status '{"version":2,"ok":false}'
+survive "an error without a message" 3 'without an "error" and "errno"' status
+canned status '{"version":2,"ok":false,"error":"bad \u001b[2J\u009bthing","errno":"EIO"}'
+survive "an error with control characters" 1 'status: bad \\x1b\[2J\\u009bthing$' status
+grep -q $'\e' "$tmp/err" && fail "an error message put a raw ESC on the terminal"
+
+# A reply that is right, with names that are not: escaped on output, so nothing can clear the
+# screen, change colours or forge a line.
+"$PYTHON3" - "$replies" <<'PYEOF'
+import json, os, sys
+d = sys.argv[1]
+hostile = "evil\x1b[2J\nforged line\u009b31m\u202e"
+knob = {"knob": "max_bytes", "unit": "bytes", "supported": True, "current": 1048576, "desired": 524288,
+        "policy": 1048576, "reason": "why " + hostile, "clamp": "guard " + hostile,
+        "original": {"file": "max_ratio_fine", "value": 1000000, "unit": "ppm"}, "state": "managed",
+        "note": "note " + hostile}
+device = {"bdi": "7:0", "has_devnum": True, "major": 7, "minor": 0, "name": hostile, "alias": hostile,
+          "fstype": hostile, "mounts": ["/mnt/" + hostile], "model": hostile, "traits": [], "knobs": {},
+          "source": "debugfs", "dirty_bytes": 0, "writeback_bytes": 0, "thresh_bytes": 0,
+          "dirtied_total_bytes": 0, "written_total_bytes": 0, "kernel_bw_bytes_per_s": 0,
+          "wb_bw_bytes_per_s": 0, "write_bw_bytes_per_s": 0, "dirty_rate_bytes_per_s": 0,
+          "backlog_bytes": 0, "backlog_s": 1e300, "seen_before": True, hostile: hostile,
+          "tuning": {"managed": True, "active": True, "bw_estimate_bytes_per_s": 0, "knobs": [knob]}}
+def reply(result):
+    return json.dumps({"version": 2, "ok": True, "result": result})
+open(os.path.join(d, "devices"), "w").write(reply({"devices": [device]}))
+open(os.path.join(d, "show"), "w").write(reply({"device": device}))
+# the text is the daemon's own lines (it escapes the names it puts in them): only its newlines stay
+open(os.path.join(d, "explain"), "w").write(reply({"bdi": "7:0", "text": "line one evil\x1b[2J\u009b31m\nline two\n",
+                                                   "device": device, "tuning": {"knobs": [knob]}}))
+PYEOF
+for verb in devices "show x" "explain x"; do
+        # shellcheck disable=SC2086
+        expect_exit 0 "$verb with hostile names" "$WBTUNECTL" --socket "$tmp/fake.sock" $verb
+        grep -q $'\e' "$tmp/out" && { cat -A "$tmp/out"; fail "$verb put a raw ESC on the terminal"; }
+        grep -q $'\xc2\x9b' "$tmp/out" && fail "$verb put a raw C1 CSI on the terminal"
+        grep -q '^forged line' "$tmp/out" && { cat "$tmp/out"; fail "$verb let a newline in a name forge a line"; }
+        grep -q 'evil\\x1b\[2J\\x0aforged line\\u009b31m\\u202e' "$tmp/out" || { cat "$tmp/out"; fail "$verb does not show the name escaped"; }
+done
+ok "names with control characters, newlines and bidi overrides are shown escaped"
+
+# plot: neither the daemon's BDI name nor the -o path may become gnuplot code
+if command -v gnuplot >/dev/null; then
+        csv='time_usec,global_dirty_bytes,global_writeback_bytes,global_dirty_thresh_bytes,global_background_thresh_bytes,dirty_bytes,writeback_bytes,thresh_bytes,write_bw_bytes_per_s,dirty_rate_bytes_per_s,max_bytes\n1000000,1,2,3,4,5,6,7,8,9,10\n2000000,1,2,3,4,5,6,7,8,9,10\n'
+        bdi="x';system('touch $tmp/pwned-bdi');print '\\nsystem('touch $tmp/pwned-line')"
+        printf '{"version":2,"ok":true,"result":{"tick_ms":1000,"minutes":15,"bdi":"%s","csv":"%s"}}' \
+                "$bdi" "$csv" > "$replies/history"
+        # a file name without a slash in its odd part, written in $tmp
+        out_png="o';system('touch pwned-out');print '.png"
+        expect_exit 0 "plot with a hostile BDI name and -o path" \
+                bash -c 'cd "$1" && exec "$2" --socket "$1/fake.sock" plot x -o "$3"' - "$tmp" "$WBTUNECTL" "$out_png"
+        for f in pwned-bdi pwned-line pwned-out; do
+                [[ -e $tmp/$f ]] && fail "plot ran gnuplot code from the daemon's reply or the -o path ($f)"
+        done
+        [[ -s $tmp/$out_png ]] || fail "plot did not write the PNG under its exact (odd) name"
+        ok "plot: the BDI name and the -o path stay data"
+else
+        log "gnuplot is not installed: the plot injection check is skipped"
+fi
+
 # --- non-root ---------------------------------------------------------------------------
 if [[ $(id -u) -ne 0 ]]; then
         skip "not root: cannot switch to nobody for the non-root checks (the rest passed)"

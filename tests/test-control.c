@@ -1,10 +1,12 @@
 /* Unit tests for control.c: a real server on an sd_event loop, driven by raw and forked clients. */
 #include "control.h"
+#include "escape.h"
 #include "log.h"
 #include "util.h"
 #include "tap.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -18,14 +20,14 @@ static char socket_path[256];
 
 /* --- test verbs -------------------------------------------------------------------------- */
 
-static int verb_ping(void *userdata, json_object *request, json_object **reply, char **error) {
+static int verb_ping(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         (*(unsigned *) userdata)++;
         *reply = json_object_new_object();
         json_object_object_add(*reply, "pong", json_object_new_boolean(true));
         return 0;
 }
 
-static int verb_echo(void *userdata, json_object *request, json_object **reply, char **error) {
+static int verb_echo(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         json_object *data;
         if (!json_object_object_get_ex(request, "data", &data))
                 return -EINVAL;
@@ -34,7 +36,7 @@ static int verb_echo(void *userdata, json_object *request, json_object **reply, 
         return 0;
 }
 
-static int verb_blob(void *userdata, json_object *request, json_object **reply, char **error) {
+static int verb_blob(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         json_object *size;
         if (!json_object_object_get_ex(request, "size", &size))
                 return -EINVAL;
@@ -47,14 +49,73 @@ static int verb_blob(void *userdata, json_object *request, json_object **reply, 
         return 0;
 }
 
-static int verb_fail(void *userdata, json_object *request, json_object **reply, char **error) {
+static int verb_fail(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         *error = strdup("no device matches 'x'");
         return -ENODEV;
 }
 
-static int verb_secret(void *userdata, json_object *request, json_object **reply, char **error) {
+static int verb_secret(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         *reply = json_object_new_object();
         json_object_object_add(*reply, "secret", json_object_new_int(42));
+        return 0;
+}
+
+/* A reply holding bytes that are not UTF-8, as a mount point or a comm can. */
+static int verb_raw(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
+        *reply = json_object_new_object();
+        json_object_object_add(*reply, "mount", json_object_new_string("/mnt/\xff\xfe-\xc3"));
+        return 0;
+}
+
+/* A streamed reply: "n" items of "size" bytes each, in an array or (keyed) an object; "fail_at" makes
+ * the item of that index fail. */
+typedef struct stream_state {
+        int64_t n, size, fail_at, i;
+        bool keyed;
+} stream_state;
+
+static int stream_next(void *state, char **ret_name, json_object **ret_item) {
+        stream_state *st = state;
+        _cleanup_free_ char *s = NULL;
+
+        if (st->i >= st->n)
+                return 0;
+        if (st->i == st->fail_at)
+                return -EIO;
+        s = malloc((size_t) st->size + 1);
+        memset(s, 'a' + (int) (st->i % 26), (size_t) st->size);
+        s[st->size] = '\0';
+        *ret_item = json_object_new_object();
+        json_object_object_add(*ret_item, "i", json_object_new_int64(st->i));
+        json_object_object_add(*ret_item, "s", json_object_new_string(s));
+        if (st->keyed && asprintf(ret_name, "item %" PRId64, st->i) < 0)
+                return -ENOMEM;
+        st->i++;
+        return 1;
+}
+
+static int verb_stream(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
+        json_object *v;
+        stream_state *st = calloc(1, sizeof *st);
+
+        st->fail_at = -1;
+        if (json_object_object_get_ex(request, "n", &v))
+                st->n = json_object_get_int64(v);
+        if (json_object_object_get_ex(request, "size", &v))
+                st->size = json_object_get_int64(v);
+        if (json_object_object_get_ex(request, "fail_at", &v))
+                st->fail_at = json_object_get_int64(v);
+        st->keyed = json_object_object_get_ex(request, "keyed", NULL);
+        *reply = json_object_new_object();
+        if (!json_object_object_get_ex(request, "bare", NULL))
+                json_object_object_add(*reply, "head", json_object_new_string("first"));
+        *stream = (control_stream) {
+                .key = "items",
+                .keyed = st->keyed,
+                .next = stream_next,
+                .free_state = free,
+                .state = st,
+        };
         return 0;
 }
 
@@ -66,6 +127,8 @@ static const control_verb verbs[] = {
         { "blob",   false, verb_blob },
         { "fail",   false, verb_fail },
         { "secret", true,  verb_secret },
+        { "raw",    false, verb_raw },
+        { "stream", false, verb_stream },
 };
 
 /* --- a raw non-blocking client, pumping the loop while it waits --------------------------- */
@@ -370,9 +433,9 @@ static void test_bad_requests(void) {
                 { "[1,2]\n",                      "EINVAL", "request is not a JSON object" },
                 { "\"ping\"\n",                   "EINVAL", "request is not a JSON object" },
                 { "42\n",                         "EINVAL", "request is not a JSON object" },
-                { "{}\n",                         "EINVAL", "request has no \"verb\" string (verbs: ping, echo, blob, fail, secret)" },
-                { "{\"verb\":3}\n",               "EINVAL", "request has no \"verb\" string (verbs: ping, echo, blob, fail, secret)" },
-                { "{\"verb\":\"frob\"}\n",        "EOPNOTSUPP", "unknown verb 'frob' (verbs: ping, echo, blob, fail, secret)" },
+                { "{}\n",                         "EINVAL", "request has no \"verb\" string (verbs: ping, echo, blob, fail, secret, raw, stream)" },
+                { "{\"verb\":3}\n",               "EINVAL", "request has no \"verb\" string (verbs: ping, echo, blob, fail, secret, raw, stream)" },
+                { "{\"verb\":\"frob\"}\n",        "EOPNOTSUPP", "unknown verb 'frob' (verbs: ping, echo, blob, fail, secret, raw, stream)" },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 tclient_send_str(c, cases[i].line);
@@ -388,6 +451,74 @@ static void test_bad_requests(void) {
         o = tclient_read(c, NULL);
         CHECK_STREQ(get_str(o, "errno"), "EINVAL");
         json_object_put(o);
+
+        /* \u0000 would cut a string short ("ping\u0000x" ran ping): refused, in keys and values alike. */
+        static const char *const nul_lines[] = {
+                "{\"verb\":\"ping\\u0000\"}\n",
+                "{\"verb\":\"ping\\u0000x\"}\n",
+                "{\"verb\\u0000x\":\"ping\"}\n",
+                "{\"verb\":\"echo\",\"data\":[\"a\\u0000b\"]}\n",
+                "{\"verb\":\"echo\",\"data\":{\"k\\u0000\":1}}\n",
+        };
+        n_pings = 0;
+        for (size_t i = 0; i < ELEMENTSOF(nul_lines); i++) {
+                tclient_send_str(c, nul_lines[i]);
+                o = tclient_read(c, NULL);
+                CHECK(o && !get_ok(o));
+                CHECK_STREQ(get_str(o, "errno"), "EINVAL");
+                CHECK_STREQ(get_str(o, "error"), "request has a \\u0000 in a string");
+                json_object_put(o);
+        }
+        CHECK_EQ_U64(n_pings, 0);
+        /* an escaped backslash before u0000 is six ordinary characters */
+        tclient_send_str(c, "{\"verb\":\"echo\",\"data\":\"\\\\u0000\"}\n");
+        o = tclient_read(c, NULL);
+        CHECK_STREQ(json_object_to_json_string_ext(get_result(o), JSON_C_TO_STRING_PLAIN), "{\"data\":\"\\\\u0000\"}");
+        json_object_put(o);
+
+        /* Bytes that are not UTF-8 are refused, and not echoed back. */
+        static const char *const bad_utf8[] = {
+                "{\"verb\":\"fr\xffob\"}\n",
+                "{\"verb\":\"ping\",\"x\":\"\xc3\"}\n",
+                "{\"verb\":\"ping\",\"x\":\"\xed\xa0\x80\"}\n",      /* an encoded surrogate */
+                "{\"verb\":\"ping\",\"x\":\"\xc0\xaf\"}\n",           /* overlong '/' */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad_utf8); i++) {
+                char raw[512] = "";
+
+                tclient_send_str(c, bad_utf8[i]);
+                o = tclient_read(c, NULL);
+                CHECK(o && !get_ok(o));
+                CHECK_STREQ(get_str(o, "errno"), "EINVAL");
+                CHECK_STREQ(get_str(o, "error"), "request is not valid UTF-8");
+                snprintf(raw, sizeof raw, "%s", o ? json_object_to_json_string(o) : "");
+                CHECK(strchr(raw, '\xff') == NULL && strchr(raw, '\xc3') == NULL);
+                json_object_put(o);
+        }
+        CHECK_EQ_U64(n_pings, 0);
+
+        /* A reply is always UTF-8: bytes that are not become U+FFFD. */
+        tclient_send_str(c, "{\"verb\":\"raw\"}\n");
+        {
+                uint64_t end = now_usec() + 2000000;
+                char *nl = NULL;
+
+                while (!(nl = memchr(c->buf, '\n', c->len)) && now_usec() < end) {
+                        ssize_t k = recv(c->fd, c->buf + c->len, sizeof c->buf - c->len, MSG_DONTWAIT);
+                        if (k > 0)
+                                c->len += (size_t) k;
+                        else
+                                pump(1);
+                }
+                CHECK(nl != NULL);
+                if (nl) {
+                        size_t n = (size_t) (nl - c->buf);
+                        CHECK(utf8_valid(c->buf, n));
+                        CHECK(memmem(c->buf, n, "/mnt/\xef\xbf\xbd\xef\xbf\xbd-\xef\xbf\xbd", 15) != NULL);
+                        memmove(c->buf, nl + 1, c->len - n - 1);
+                        c->len -= n + 1;
+                }
+        }
 
         /* The connection is still usable after all that. */
         tclient_send_str(c, "{\"verb\":\"ping\"}\n");
@@ -451,16 +582,16 @@ static void test_privileges(void) {
                 return;
         }
         char *out = fork_call(socket_path, "{\"verb\":\"secret\"}", 65534, 2000);
-        CHECK_STREQ(out, "{\"ok\":false,\"error\":\"only root may secret\",\"errno\":\"EPERM\"}");
+        CHECK_STREQ(out, "{\"version\":2,\"ok\":false,\"error\":\"only root may secret\",\"errno\":\"EPERM\"}");
         free(out);
 
         /* Unprivileged users may still query (the socket is 0666 in a 0755 directory). */
         out = fork_call(socket_path, "{\"verb\":\"ping\"}", 65534, 2000);
-        CHECK_STREQ(out, "{\"ok\":true,\"result\":{\"pong\":true}}");
+        CHECK_STREQ(out, "{\"version\":2,\"ok\":true,\"result\":{\"pong\":true}}");
         free(out);
 
         out = fork_call(socket_path, "{\"verb\":\"secret\"}", 0, 2000);
-        CHECK_STREQ(out, "{\"ok\":true,\"result\":{\"secret\":42}}");
+        CHECK_STREQ(out, "{\"version\":2,\"ok\":true,\"result\":{\"secret\":42}}");
         free(out);
 }
 
@@ -504,21 +635,120 @@ static void test_slow_reader(control_server *s) {
         pump(5);
         CHECK_EQ_U64(control_server_n_clients(s), 0);
 
-        /* With a small output cap, a reply that does not fit drops the client. */
-        control_server_set_limits(s, 256 * 1024, 0);
+        /* With a small output cap, a reply that does not fit is answered with EMSGSIZE, and the
+         * connection stays usable (it used to be dropped, and the client could not tell why). */
+        control_server_set_limits(s, 512 * 1024, 0);
         c = tclient_new();
-        tclient *other = tclient_new();
         tclient_send_str(c, "{\"verb\":\"blob\",\"size\":1048576}\n");
-        CHECK(tclient_wait_eof(c, 1000));
-        tclient_send_str(other, "{\"verb\":\"ping\"}\n");
-        o = tclient_read(other, NULL);
+        o = tclient_read(c, NULL);
+        CHECK(o && !get_ok(o));
+        CHECK_STREQ(get_str(o, "errno"), "EMSGSIZE");
+        CHECK(get_str(o, "error") && strstr(get_str(o, "error"), "more than the 262144 a reply may take") != NULL);
+        json_object_put(o);
+        tclient_send_str(c, "{\"verb\":\"ping\"}\n");
+        o = tclient_read(c, NULL);
         CHECK(get_ok(o));
         json_object_put(o);
         CHECK_EQ_U64(control_server_n_clients(s), 1);
         tclient_free(c);
-        tclient_free(other);
         control_server_set_limits(s, 4 * 1024 * 1024, 0);
         pump(5);
+}
+
+/* The next reply line, however long, malloc'd (NULL on EOF or after 20 s). */
+static char *tclient_read_line(tclient *c, size_t *ret_len) {
+        size_t len = c->len, allocated = MAX(c->len, (size_t) 1 << 20);
+        char *buf = malloc(allocated), *nl;
+        uint64_t end = now_usec() + 20000000;
+
+        memcpy(buf, c->buf, c->len);
+        c->len = 0;
+        while (!(nl = memchr(buf, '\n', len)) && now_usec() < end) {
+                if (len == allocated)
+                        buf = realloc(buf, allocated *= 2);
+                ssize_t k = recv(c->fd, buf + len, allocated - len, MSG_DONTWAIT);
+                if (k == 0 || (k < 0 && errno != EAGAIN))
+                        break;
+                if (k > 0)
+                        len += (size_t) k;
+                else
+                        pump(1);
+        }
+        if (!nl) {
+                free(buf);
+                return NULL;
+        }
+        /* keep what follows the line for the next read */
+        c->len = len - (size_t) (nl + 1 - buf);
+        memcpy(c->buf, nl + 1, c->len);
+        *nl = '\0';
+        *ret_len = (size_t) (nl - buf);
+        return buf;
+}
+
+static void test_streams(control_server *s) {
+        size_t len = 0, peak;
+        char *line;
+        json_object *o, *items;
+
+        /* 400 items of 64 KiB, 26 MB in all: the queue never holds much more than the pause mark
+         * and one item, and another client is answered while the reply streams. */
+        tclient *c = tclient_new(), *other = tclient_new();
+        tclient_send_str(c, "{\"verb\":\"stream\",\"n\":400,\"size\":65536}\n");
+        pump(20);
+        uint64_t t0 = now_usec();
+        tclient_send_str(other, "{\"verb\":\"ping\"}\n");
+        o = tclient_read(other, NULL);
+        CHECK(get_ok(o));
+        CHECK(now_usec() - t0 < 500000);
+        json_object_put(o);
+        line = tclient_read_line(c, &len);
+        CHECK(line && len > 400 * 65536);
+        o = NULL;
+        CHECK(line && control_parse_json(line, len, &o) == 0);
+        CHECK(get_ok(o));
+        CHECK_EQ_U64(json_object_get_int(json_object_object_get(o, "version")), 2);
+        CHECK_STREQ(get_str(get_result(o), "head"), "first");
+        items = json_object_object_get(get_result(o), "items");
+        CHECK(json_object_is_type(items, json_type_array) && json_object_array_length(items) == 400);
+        bool in_order = true;
+        for (size_t i = 0; i < json_object_array_length(items); i++)
+                in_order = in_order && json_object_get_int64(json_object_object_get(json_object_array_get_idx(items, i), "i")) == (int64_t) i;
+        CHECK(in_order);
+        json_object_put(o);
+        free(line);
+        peak = control_server_peak_queued_bytes(s);
+        printf("# peak queued bytes while streaming %u bytes: %zu\n", 400u * 65536, peak);
+        CHECK(peak < CONTROL_OUTPUT_PAUSE + 2 * 65536 + 4096);
+        tclient_free(other);
+
+        /* Requests sent behind a streamed reply are answered after it, in order. */
+        tclient_send_str(c, "{\"verb\":\"stream\",\"n\":2,\"size\":1}\n{\"verb\":\"ping\"}\n");
+        line = tclient_read_line(c, &len);
+        CHECK_STREQ(line, "{\"version\":2,\"ok\":true,\"result\":{\"head\":\"first\",\"items\":[{\"i\":0,\"s\":\"a\"},{\"i\":1,\"s\":\"b\"}]}}");
+        free(line);
+        o = tclient_read(c, NULL);
+        CHECK(get_ok(o) && json_object_object_get_ex(get_result(o), "pong", NULL));
+        json_object_put(o);
+
+        /* Keyed, without a head; and empty. */
+        tclient_send_str(c, "{\"verb\":\"stream\",\"n\":2,\"size\":1,\"keyed\":1,\"bare\":1}\n");
+        line = tclient_read_line(c, &len);
+        CHECK_STREQ(line, "{\"version\":2,\"ok\":true,\"result\":{\"items\":{\"item 0\":{\"i\":0,\"s\":\"a\"},\"item 1\":{\"i\":1,\"s\":\"b\"}}}}");
+        free(line);
+        tclient_send_str(c, "{\"verb\":\"stream\",\"n\":0,\"bare\":1}\n");
+        line = tclient_read_line(c, &len);
+        CHECK_STREQ(line, "{\"version\":2,\"ok\":true,\"result\":{\"items\":[]}}");
+        free(line);
+        tclient_free(c);
+
+        /* A stream that fails once begun cannot be taken back: the connection is closed, and the
+         * client says it was cut in the middle of the reply. */
+        char *out = fork_call(socket_path, "{\"verb\":\"stream\",\"n\":10,\"size\":100,\"fail_at\":3}", 0, 2000);
+        CHECK_STREQ(out, "ERR -32");
+        free(out);
+        pump(5);
+        CHECK_EQ_U64(control_server_n_clients(s), 0);
 }
 
 static void test_idle_timeout(control_server *s) {
@@ -587,7 +817,7 @@ static void test_uid_limits(control_server *s) {
 
         /* One user cannot take more than CONTROL_CLIENTS_PER_UID. */
         pid[0] = spawn_holder(65534, CONTROL_CLIENTS_PER_UID + 1, result, sizeof result);
-        CHECK_STREQ(result, "{\"ok\":false,\"error\":\"too many clients of uid 65534 (at most 16)\",\"errno\":\"EUSERS\"}");
+        CHECK_STREQ(result, "{\"version\":2,\"ok\":false,\"error\":\"too many clients of uid 65534 (at most 16)\",\"errno\":\"EUSERS\"}");
         pump(20);
         CHECK_EQ_U64(control_server_n_clients(s), CONTROL_CLIENTS_PER_UID);
 
@@ -603,7 +833,7 @@ static void test_uid_limits(control_server *s) {
 
         /* The last places are root's: another user is refused, root still gets in. */
         pid[3] = spawn_holder(65531, 1, result, sizeof result);
-        CHECK_STREQ(result, "{\"ok\":false,\"error\":\"too many clients (the last 8 places are kept for root)\",\"errno\":\"EUSERS\"}");
+        CHECK_STREQ(result, "{\"version\":2,\"ok\":false,\"error\":\"too many clients (the last 8 places are kept for root)\",\"errno\":\"EUSERS\"}");
         root[CONTROL_CLIENTS_ROOT_RESERVED] = tclient_new();
         tclient_send_str(root[CONTROL_CLIENTS_ROOT_RESERVED], "{\"verb\":\"ping\"}\n");
         json_object *o = tclient_read(root[CONTROL_CLIENTS_ROOT_RESERVED], NULL);
@@ -626,6 +856,29 @@ static void test_socket_file(const char *dir) {
 
         CHECK(stat(sub, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0755);
         CHECK(lstat(socket_path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 07777) == 0666);
+}
+
+/* The directories the server creates get mode 0755 whatever the umask, so others can reach the socket. */
+static void test_umask(const char *dir) {
+        control_server *s = NULL;
+        char path[300], sub[300];
+        struct stat st;
+        mode_t old = umask(077);
+
+        snprintf(sub, sizeof sub, "%s/umask", dir);
+        snprintf(path, sizeof path, "%s/umask/run/control", dir);
+        CHECK(control_server_new(event, path, verbs, ELEMENTSOF(verbs), &n_pings, &s) == 0);
+        umask(old);
+        CHECK(stat(sub, &st) == 0 && (st.st_mode & 07777) == 0755);
+        snprintf(sub, sizeof sub, "%s/umask/run", dir);
+        CHECK(stat(sub, &st) == 0 && (st.st_mode & 07777) == 0755);
+        CHECK(lstat(path, &st) == 0 && (st.st_mode & 07777) == 0666);
+        if (geteuid() == 0) {
+                char *out = fork_call(path, "{\"verb\":\"ping\"}", 65534, 2000);
+                CHECK(out && strstr(out, "\"pong\":true") != NULL);
+                free(out);
+        }
+        control_server_free(s);
 }
 
 static void test_lifecycle(const char *dir) {
@@ -652,14 +905,14 @@ static void test_lifecycle(const char *dir) {
 
         CHECK(control_server_new(event, path, verbs, ELEMENTSOF(verbs), &n_pings, &s) == 0);
         out = fork_call(path, "{\"verb\":\"ping\"}", 0, 2000);
-        CHECK_STREQ(out, "{\"ok\":true,\"result\":{\"pong\":true}}");
+        CHECK_STREQ(out, "{\"version\":2,\"ok\":true,\"result\":{\"pong\":true}}");
         free(out);
 
         /* A second server on a live socket is refused, and leaves the first one alone. */
         CHECK(control_server_new(event, path, verbs, ELEMENTSOF(verbs), &n_pings, &s2) == -EADDRINUSE);
         CHECK(s2 == NULL);
         out = fork_call(path, "{\"verb\":\"ping\"}", 0, 2000);
-        CHECK_STREQ(out, "{\"ok\":true,\"result\":{\"pong\":true}}");
+        CHECK_STREQ(out, "{\"version\":2,\"ok\":true,\"result\":{\"pong\":true}}");
         free(out);
 
         /* Free closes connected clients and removes the socket. */
@@ -712,6 +965,34 @@ static void test_client_timeout(const char *dir) {
         unlink(path);
 }
 
+/* control_call tells a daemon that closes without answering from one that closes mid-reply. */
+static void test_client_cut(const char *dir) {
+        char path[300];
+        snprintf(path, sizeof path, "%s/cut.sock", dir);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        strcpy(sa.sun_path, path);
+
+        for (int partial = 0; partial <= 1; partial++) {
+                int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                CHECK(bind(fd, (struct sockaddr *) &sa, sizeof sa) == 0 && listen(fd, 4) == 0);
+                pid_t pid = fork();
+                if (pid == 0) {
+                        int cfd = accept(fd, NULL, NULL);
+                        char buf[256];
+                        (void) !read(cfd, buf, sizeof buf);
+                        if (partial)
+                                (void) !write(cfd, "{\"version\":2,\"ok\":tr", 20);
+                        _exit(0);
+                }
+                char *out = fork_call(path, "{\"verb\":\"ping\"}", 0, 2000);
+                CHECK_STREQ(out, partial ? "ERR -32" : "ERR -104");
+                free(out);
+                waitpid(pid, NULL, 0);
+                close(fd);
+                unlink(path);
+        }
+}
+
 static void test_helpers(void) {
         json_object *o = NULL;
 
@@ -727,7 +1008,7 @@ static void test_helpers(void) {
 
         o = control_reply_error(-EPERM, "nope");
         CHECK_STREQ(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
-                    "{\"ok\":false,\"error\":\"nope\",\"errno\":\"EPERM\"}");
+                    "{\"version\":2,\"ok\":false,\"error\":\"nope\",\"errno\":\"EPERM\"}");
         json_object_put(o);
 
         CHECK_EQ_U64(control_errno_from_name("ENODEV"), ENODEV);
@@ -763,6 +1044,7 @@ int main(void) {
         test_line_limit(s);
         test_privileges();
         test_slow_reader(s);
+        test_streams(s);
         test_idle_timeout(s);
         test_too_many_clients(s);
         test_uid_limits(s);
@@ -770,7 +1052,9 @@ int main(void) {
         CHECK(access(socket_path, F_OK) < 0 && errno == ENOENT);
 
         test_lifecycle(dir);
+        test_umask(dir);
         test_client_timeout(dir);
+        test_client_cut(dir);
 
         sd_event_unref(event);
         char cmd[300];

@@ -1,5 +1,6 @@
 /* Unit tests for ctl-format.c: wbtunectl's human output from hand-written reply objects. */
 #include "ctl-format.h"
+#include "protocol.h"
 #include "util.h"
 #include "tap.h"
 
@@ -158,7 +159,7 @@ static void test_device(void) {
 
 static void test_status(void) {
         json_object *o = json_tokener_parse(
-                "{\"version\":\"0.1.0\",\"pid\":42,\"uptime_s\":3725.5,\"mode\":\"observe\",\"tick_ms\":1000,"
+                "{\"package_version\":\"0.1.0\",\"pid\":42,\"uptime_s\":3725.5,\"ticks\":7,\"mode\":\"observe\",\"tick_ms\":1000,"
                 "\"dry_run\":true,\"debugfs\":true,\"stats_source\":\"debugfs\",\"n_devices\":10,"
                 "\"config\":\"/etc/wbtuned.conf\",\"global\":{\"dirty_bytes\":1048576,\"writeback_bytes\":0,"
                 "\"dirty_thresh_bytes\":419430400,\"background_thresh_bytes\":209715200,"
@@ -172,11 +173,12 @@ static void test_status(void) {
 
         CHECK(r == 0);
         CHECK_STREQ(text,
-"         Version: 0.1.0\n"
+"         Version: 0.1.0 (protocol 2)\n"
 "             PID: 42\n"
 "          Uptime: 1h 2min\n"
 "            Mode: observe (dry run)\n"
 "            Tick: 1000 ms\n"
+"           Ticks: 7\n"
 "    Stats source: debugfs\n"
 "         Devices: 10\n"
 "          Config: /etc/wbtuned.conf\n"
@@ -200,20 +202,41 @@ static void test_status(void) {
         json_object_put(o);
 }
 
+static const char *knob_managed =
+        "{\"knob\":\"max_bytes\",\"unit\":\"bytes\",\"supported\":true,\"current\":16777216,\"desired\":16777216,"
+        "\"policy\":16777216,\"reason\":\"bandwidth 8.0M/s x 2.0 s target\",\"clamp\":null,"
+        "\"original\":{\"file\":\"max_ratio_fine\",\"value\":1000000,\"unit\":\"ppm\"},\"state\":\"managed\",\"note\":null}";
+
 static void test_tuning(void) {
-        json_object *k = json_tokener_parse(
-                "{\"max_bytes\":{\"current\":16777216,\"desired\":16777216,\"reason\":\"bandwidth 8.0M/s x 2.0 s target\","
-                "\"original\":\"1000000 ppm\"},"
-                "\"strict_limit\":{\"current\":0,\"desired\":null,\"reason\":\"no opinion\",\"original\":null}}");
+        char *doc = NULL;
         int r;
+
+        CHECK(asprintf(&doc, "{\"knobs\":[%s,"
+                       /* the guard lowered what the policy wanted */
+                       "{\"knob\":\"dirty_bytes\",\"unit\":\"bytes\",\"supported\":true,\"current\":419430400,"
+                       "\"desired\":209715200,\"policy\":104857600,\"reason\":\"sum of bandwidths\","
+                       "\"clamp\":\"not below what is dirty now\",\"original\":{\"file\":\"dirty_ratio\",\"value\":20,"
+                       "\"unit\":\"percent\"},\"state\":\"managed\",\"note\":null},"
+                       "{\"knob\":\"dirty_writeback_centisecs\",\"unit\":\"centisecs\",\"supported\":true,\"current\":500,"
+                       "\"desired\":null,\"policy\":null,\"reason\":\"no opinion\",\"clamp\":null,\"original\":null,"
+                       "\"state\":\"no-opinion\",\"note\":null},"
+                       "{\"knob\":\"strict_limit\",\"unit\":\"bool\",\"supported\":false,\"current\":null,"
+                       "\"desired\":null,\"policy\":null,\"reason\":\"this kernel has no such file\",\"clamp\":null,"
+                       "\"original\":null,\"state\":\"unsupported\",\"note\":\"no /sys/class/bdi/7:0/strict_limit\"}]}",
+                       knob_managed) > 0);
+        json_object *k = json_tokener_parse(doc);
         char *text = render(ctl_format_tuning, k, &r);
 
         CHECK(r == 0);
         CHECK_STREQ(text,
-                    "KNOB             ORIGINAL  CURRENT  DESIRED  REASON\n"
-                    "max_bytes     1000000 ppm      16M      16M  bandwidth 8.0M/s x 2.0 s target\n"
-                    "strict_limit            -        0        -  no opinion\n");
+"KNOB                       STATE                     ORIGINAL  CURRENT             DESIRED  REASON\n"
+"max_bytes                  managed      100% (max_ratio_fine)      16M                 16M  bandwidth 8.0M/s x 2.0 s target\n"
+"dirty_bytes                managed          20% (dirty_ratio)     400M  200M (policy 100M)  sum of bandwidths [guard: not below what is dirty now]\n"
+"dirty_writeback_centisecs  no-opinion                       -    5.00s                   -  no opinion\n"
+"strict_limit               unsupported                      -        -                   -  this kernel has no such file\n"
+"  strict_limit: no /sys/class/bdi/7:0/strict_limit\n");
         free(text);
+        free(doc);
         CHECK(ctl_format_tuning(NULL, stdout) == -EBADMSG);
         json_object_put(k);
 }
@@ -298,7 +321,7 @@ static void test_top(void) {
 
 static void test_status_attribution(void) {
         json_object *o = json_tokener_parse(
-                "{\"version\":\"0.1.0\",\"global\":{},"
+                "{\"package_version\":\"0.1.0\",\"global\":{},"
                 "\"attribution\":{\"enabled\":false,\"reason\":\"tracefs is missing (no /sys/kernel/tracing)\","
                 "\"taskstats\":false,\"taskstats_reason\":\"taskstats needs CAP_NET_ADMIN\",\"delayacct\":false,"
                 "\"counters\":{}},"
@@ -317,7 +340,7 @@ static void test_status_attribution(void) {
         json_object_put(o);
 
         o = json_tokener_parse(
-                "{\"version\":\"0.1.0\",\"global\":{},"
+                "{\"package_version\":\"0.1.0\",\"global\":{},"
                 "\"attribution\":{\"enabled\":true,\"trace_instance\":\"wbtuned\",\"taskstats\":true,\"delayacct\":true,"
                 "\"counters\":{\"events\":10,\"lost_kernel\":2,\"lost_markers\":1,\"dropped_tasks\":3,"
                 "\"dropped_devices\":0,\"bad_lines\":0,\"budget_hits\":4}}}");
@@ -331,7 +354,232 @@ static void test_status_attribution(void) {
         json_object_put(o);
 }
 
+/* The envelope and the result are checked against the protocol: a missing field or one of the wrong
+ * type is an error that names it, never a 0 read in its place. */
+static void test_check_reply(void) {
+        static const struct {
+                const char *reply;
+                protocol_kind kind;
+                int r;
+                const char *error;
+        } cases[] = {
+                { "[]", PK_NONE, -EBADMSG, "the reply is not a JSON object" },
+                { "{\"ok\":true,\"result\":{}}", PK_NONE, -EPROTONOSUPPORT,
+                  "the reply has no protocol \"version\" (a wbtuned older than this wbtunectl?)" },
+                { "{\"version\":3,\"ok\":true,\"result\":{}}", PK_NONE, -EPROTONOSUPPORT,
+                  "wbtuned speaks protocol version 3, this wbtunectl version 2: use the wbtunectl that came with the running wbtuned" },
+                { "{\"version\":\"2\",\"ok\":true,\"result\":{}}", PK_NONE, -EPROTONOSUPPORT,
+                  "wbtuned speaks protocol version \"2\", this wbtunectl version 2: use the wbtunectl that came with the running wbtuned" },
+                { "{\"version\":2,\"result\":{}}", PK_NONE, -EBADMSG, "ok: missing" },
+                { "{\"version\":2,\"ok\":1,\"result\":{}}", PK_NONE, -EBADMSG, "ok: true or false expected, got a number (1)" },
+                { "{\"version\":2,\"ok\":true}", PK_NONE, -EBADMSG, "the reply has no \"result\"" },
+                { "{\"version\":2,\"ok\":true,\"result\":[]}", PK_NONE, -EBADMSG, "result: an object expected, got an array ([])" },
+                { "{\"version\":2,\"ok\":false,\"error\":\"x\"}", PK_NONE, -EBADMSG,
+                  "the reply says it failed, without an \"error\" and \"errno\" string" },
+                { "{\"version\":2,\"ok\":false,\"error\":\"no device matches 'x'\",\"errno\":\"ENODEV\"}", PK_SHOW, 1, "" },
+                { "{\"version\":2,\"ok\":true,\"result\":{}}", PK_NONE, 0, "" },
+                { "{\"version\":2,\"ok\":true,\"result\":{}}", PK_SHOW, -EBADMSG, "result.device: missing" },
+                { "{\"version\":2,\"ok\":true,\"result\":{\"devices\":[{\"bdi\":5}]}}", PK_DEVICES, -EBADMSG,
+                  "result.devices[0].bdi: a string expected, got a number (5)" },
+                { "{\"version\":2,\"ok\":true,\"result\":{\"devices\":{}}}", PK_DEVICES, -EBADMSG,
+                  "result.devices: an array expected, got an object ({})" },
+                { "{\"version\":2,\"ok\":true,\"result\":{\"tick_ms\":-5,\"minutes\":1,\"bdi\":null,\"csv\":\"\"}}",
+                  PK_HISTORY_CSV, -EBADMSG, "result.tick_ms: an integer >= 0 expected, got a negative number (-5)" },
+                { "{\"version\":2,\"ok\":true,\"result\":{\"tick_ms\":5,\"minutes\":1,\"bdi\":null,\"csv\":\"\"}}",
+                  PK_HISTORY_CSV, 0, "" },
+                { "{\"version\":2,\"ok\":true,\"result\":{\"tick_ms\":5,\"minutes\":1,\"csv\":\"\"}}",
+                  PK_HISTORY_CSV, -EBADMSG, "result.bdi: missing" },
+                { "{\"version\":2,\"ok\":true,\"result\":{\"tick_ms\":5.5,\"minutes\":1,\"bdi\":null,\"csv\":\"\"}}",
+                  PK_HISTORY_CSV, -EBADMSG, "result.tick_ms: an integer >= 0 expected, got a number (5.5)" },
+                { "{\"version\":2,\"ok\":true,\"result\":{\"mode\":null}}", PK_RESTORE, -EBADMSG, "result.mode: is null" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                json_object *reply = json_tokener_parse(cases[i].reply), *result = NULL;
+                char error[512] = "";
+                int r = ctl_check_reply(reply, cases[i].kind, &result, error, sizeof error);
+
+                CHECK(r == cases[i].r);
+                CHECK_STREQ(error, cases[i].error);
+                CHECK(r != 0 || result != NULL);
+                json_object_put(reply);
+        }
+}
+
+static int format_top_all(json_object *o, FILE *f) {
+        return ctl_format_top(o, 0, f);
+}
+
+/* Whatever the JSON, no renderer crashes or reads out of bounds; the sanitizer build checks too
+ * (a huge uptime_s once overflowed a float-to-integer conversion). */
+static void test_hostile(void) {
+        static const char *const docs[] = {
+                "{}", "null", "[]", "5", "\"x\"", "true",
+                "{\"package_version\":5,\"uptime_s\":1e300,\"pid\":-1,\"global\":{\"knobs\":5},\"tuning\":{\"knobs\":5},"
+                "\"attribution\":[],\"history\":\"x\"}",
+                "{\"uptime_s\":-1e300,\"global\":{\"knobs\":{\"dirty_bytes\":\"x\",\"dirty_ratio\":1.5e300}}}",
+                "{\"uptime_s\":1.7976931348623157e308,\"global\":{},\"tuning\":{\"knobs\":[5,null,{},[],"
+                "{\"unit\":\"bytes\",\"current\":-1,\"desired\":1e300,\"policy\":\"x\",\"original\":{\"unit\":5}}]}}",
+                "{\"devices\":[5,null,{},[],{\"bdi\":{},\"mounts\":[1,null,{}],\"traits\":\"x\",\"knobs\":[],"
+                "\"backlog_s\":1e300,\"alias\":7}]}",
+                "{\"devices\":{}}",
+                "{\"device\":{\"bdi\":\"x\",\"knobs\":5,\"tuning\":5,\"mounts\":5,\"backlog_s\":\"x\",\"seen_before\":3,"
+                "\"major\":{\"a\":1},\"x\":[1,2,{\"y\":null}]}}",
+                "{\"device\":5}",
+                "{\"text\":5}",
+                "{\"text\":\"a\\nb\",\"device\":{\"tuning\":{\"knobs\":{}}},\"tuning\":[]}",
+                "{\"global\":{},\"devices\":[{\"throttle\":5}],\"attribution\":{\"enabled\":true,\"tick\":[]},"
+                "\"dirtiers\":[5,{\"pid\":-3,\"pause_ms_per_s\":1e308}],\"paused\":{},\"tick_ms\":1e300}",
+                "{\"global\":{},\"devices\":[],\"dirtiers\":[{\"blkio_delay_ms_per_s\":-1e308}],"
+                "\"paused\":[{\"pause_ms_per_s\":\"x\",\"task_write_bytes_per_s\":1e300}]}",
+                "{\"csv\":5}",
+                "{\"csv\":\"a,b\\n\\u001b[2J\\n\"}",
+        };
+        int (*const renderers[])(json_object *, FILE *) = {
+                ctl_format_status, ctl_format_devices, ctl_format_device, ctl_format_show, ctl_format_explain,
+                format_top_all, ctl_format_history_csv, ctl_format_tuning,
+        };
+        size_t n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(docs); i++) {
+                json_object *o = json_tokener_parse(docs[i]);
+
+                for (size_t k = 0; k < ELEMENTSOF(renderers); k++) {
+                        int r;
+                        char *text = render(renderers[k], o, &r);
+
+                        /* nothing raw from the reply reaches the terminal */
+                        CHECK(!text || !strchr(text, '\x1b'));
+                        free(text);
+                        n++;
+                }
+                char buf[64];
+                ctl_format_knobs(o, buf, sizeof buf);
+                ctl_format_knobs(o, buf, 1);
+                (void) ctl_device_bw(o);
+                json_object_put(o);
+        }
+        CHECK_EQ_U64(n, ELEMENTSOF(docs) * ELEMENTSOF(renderers));
+
+        /* the huge uptime is shown clamped */
+        json_object *o = json_tokener_parse("{\"package_version\":\"x\",\"uptime_s\":1e300,\"global\":{}}");
+        int r;
+        char *text = render(ctl_format_status, o, &r);
+        CHECK(r == 0 && strstr(text, "Uptime: 11574074074d 1h\n") != NULL);
+        free(text);
+        json_object_put(o);
+}
+
+/* Names from the daemon come from mountinfo, FUSE, sysfs and comm: escaped everywhere they are printed. */
+static void test_escaping(void) {
+        json_object *o = json_tokener_parse(
+                "{\"devices\":[{\"bdi\":\"7:0\",\"name\":\"l\\u001b[31mx\",\"alias\":\"a\\nb\",\"mounts\":[\"/mnt/caf\\u00e9\\nx\"],"
+                "\"fstype\":\"fuse.\\u009b2J\",\"traits\":[\"\\u202e\"],\"knobs\":{}},"
+                "{\"bdi\":\"8:0\",\"name\":\"caf\\u00e9\",\"mounts\":[],\"fstype\":\"\",\"traits\":[],\"knobs\":{}}]}");
+        int r;
+        char *text = render(ctl_format_devices, o, &r);
+
+        CHECK(r == 0);
+        CHECK_STREQ(text,
+"BDI  NAME                 MOUNTS          FS             TRAITS  DIRTY  WB  THRESH   BW  BACKLOG  KNOBS\n"
+"7:0  l\\x1b[31mx (a\\x0ab)  /mnt/caf\xc3\xa9\\x0ax  fuse.\\u009b2J  \\u202e      0   0       0  0/s       0s  -\n"
+"8:0  caf\xc3\xa9                 -               -              -           0   0       0  0/s       0s  -\n");
+        free(text);
+        json_object_put(o);
+
+        o = json_tokener_parse("{\"global\":{},\"devices\":[],\"mode\":\"x\\u001b[2J\",\"dirtiers\":[{\"pid\":4,"
+                               "\"comm\":\"evil\\u001b]0;title\\u0007\"}],\"paused\":[]}");
+        text = render(format_top_all, o, &r);
+        CHECK(r == 0 && strstr(text, "mode x\\x1b[2J\n") != NULL);
+        CHECK(strstr(text, "evil\\x1b]0;title\\x07") != NULL);
+        CHECK(!strchr(text, '\x1b') && !strchr(text, '\x07'));
+        free(text);
+        json_object_put(o);
+}
+
+static void test_show_explain(void) {
+        char *doc = NULL, *text;
+        int r;
+
+        CHECK(asprintf(&doc, "{\"device\":{\"bdi\":\"7:0\",\"name\":\"loop0\",\"tuning\":{\"managed\":true,\"active\":false,"
+                       "\"bw_estimate_bytes_per_s\":8388608,\"knobs\":[%s]}}}", knob_managed) > 0);
+        json_object *o = json_tokener_parse(doc);
+        text = render(ctl_format_show, o, &r);
+        CHECK(r == 0);
+        CHECK_STREQ(text,
+" BDI: 7:0\n"
+"Name: loop0\n"
+"\n"
+"Tuning: managed, idle, bandwidth taken as 8.0M/s\n"
+"KNOB       STATE                 ORIGINAL  CURRENT  DESIRED  REASON\n"
+"max_bytes  managed  100% (max_ratio_fine)      16M      16M  bandwidth 8.0M/s x 2.0 s target\n");
+        free(text);
+        json_object_put(o);
+        free(doc);
+
+        CHECK(asprintf(&doc, "{\"bdi\":\"7:0\",\"text\":\"loop0 (7:0):\\n  It \\u001b[1mholds\\n\",\"device\":{\"bdi\":\"7:0\","
+                       "\"name\":\"loop0\",\"tuning\":{\"managed\":true,\"active\":true,\"bw_estimate_bytes_per_s\":1,\"knobs\":[%s]}},"
+                       "\"tuning\":{\"knobs\":[]}}", knob_managed) > 0);
+        o = json_tokener_parse(doc);
+        text = render(ctl_format_explain, o, &r);
+        CHECK(r == 0);
+        CHECK_STREQ(text,
+"loop0 (7:0):\n"
+"  It \\x1b[1mholds\n"
+"\n"
+"Knobs of loop0:\n"
+"KNOB       STATE                 ORIGINAL  CURRENT  DESIRED  REASON\n"
+"max_bytes  managed  100% (max_ratio_fine)      16M      16M  bandwidth 8.0M/s x 2.0 s target\n"
+"\n"
+"Global knobs:\n"
+"No knob.\n");
+        free(text);
+        json_object_put(o);
+        free(doc);
+}
+
+/* plot finds its columns by name: another order, or columns it does not know, change nothing. */
+static void test_plot_data(void) {
+        static const char *const mib = "1048576";
+        char *csv = NULL, *out = NULL, error[256] = "";
+        size_t size = 0;
+        uint64_t rows = 0;
+        FILE *f;
+
+        CHECK(asprintf(&csv, "max_bytes,new_column,dirty_bytes,global_dirty_bytes,time_usec,writeback_bytes,"
+                       "write_bw_bytes_per_s,thresh_bytes\n"
+                       "0,9,%s,%s0,1000000,0,%s,%s00\n"
+                       "bad row\n"
+                       "0,9,%s,%s0,3500000,%s,%s,%s00\n", mib, mib, mib, mib, mib, mib, mib, mib, mib) > 0);
+        f = open_memstream(&out, &size);
+        CHECK(ctl_plot_data(csv, true, f, &rows, error, sizeof error) == 0);
+        fclose(f);
+        CHECK_EQ_U64(rows, 2);
+        CHECK_STREQ(out, "0.000 1.000 0.000 100.000 1.000 10.000\n"
+                         "2.500 1.000 1.000 100.000 1.000 10.000\n");
+        free(out);
+
+        f = open_memstream(&out, &size);
+        CHECK(ctl_plot_data(csv, false, f, &rows, error, sizeof error) == -EBADMSG);
+        fclose(f);
+        CHECK_STREQ(error, "the history CSV has no \"global_writeback_bytes\" column");
+        free(out);
+        free(csv);
+
+        f = open_memstream(&out, &size);
+        CHECK(ctl_plot_data("", true, f, &rows, error, sizeof error) == -EBADMSG && rows == 0);
+        CHECK(ctl_plot_data(NULL, true, f, &rows, error, sizeof error) == -EBADMSG);
+        fclose(f);
+        CHECK_STREQ(error, "the history CSV has no \"time_usec\" column");
+        free(out);
+}
+
 int main(void) {
+        test_check_reply();
+        test_hostile();
+        test_escaping();
+        test_show_explain();
+        test_plot_data();
         test_top();
         test_status_attribution();
         test_tuning();

@@ -427,6 +427,35 @@ rc=$?
 [[ $(knobs_sum) == "$knobs_before" ]] || fail "--root in mode auto wrote a knob file under the fake root"
 ok "--root in mode auto writes nothing"
 
+# --- names an ordinary user controls: escaped in every text output, valid UTF-8 in JSON -----------
+# A FUSE mount point can hold any bytes; mountinfo spells some in octal, which devnames.c decodes: here
+# an ESC sequence, a newline that would start a forged line, and a byte that is not UTF-8.
+cp "$fake/proc/self/mountinfo" "$tmp/mountinfo.saved"
+printf '%s\n' '50 27 8:0 / /mnt/evil\033[2J\012forged\377 rw,relatime - fuse.x\033[31m src rw' >> "$fake/proc/self/mountinfo"
+"$WBTUNED" --root "$fake" --socket "$tmp/ctl" -c "$tmp/wbtuned.conf" --dry-run > "$tmp/hostile.out" 2> "$tmp/hostile.err" < /dev/null &
+daemon=$!
+push_cleanup "stop_pid $daemon"
+wait_for_socket "$tmp/ctl" 10 || { cat "$tmp/hostile.err"; fail "the daemon did not start with a hostile mountinfo"; }
+sleep 0.5
+for verb in devices "show sda" "explain sda" status "top --once"; do
+        # shellcheck disable=SC2086
+        ctl $verb > "$tmp/hostile.text" || fail "wbtunectl $verb with a hostile mount point failed"
+        grep -q $'\e' "$tmp/hostile.text" && { cat -A "$tmp/hostile.text"; fail "$verb put a raw ESC on the terminal"; }
+        grep -q '^forged' "$tmp/hostile.text" && { cat "$tmp/hostile.text"; fail "$verb let a mount point forge a line"; }
+done
+ctl show sda | grep -q 'Mounts: /mnt/evil\\x1b\[2J\\x0aforged' || { ctl show sda; fail "show does not print the mount point escaped"; }
+out=$(ctl devices --json) || fail "devices --json with a hostile mount point"
+"$PYTHON3" -c 'import json, sys; json.loads(sys.stdin.buffer.read().decode("utf-8", "strict"))' <<< "$out" ||
+        fail "devices --json is not strict UTF-8 JSON with a mount point that is not UTF-8"
+check 'dev(j, "8:0")["mounts"] == ["/mnt/evil\x1b[2J\nforged\ufffd"]' "devices --json: the mount point is not the decoded one, U+FFFD for the bad byte"
+kill -TERM "$daemon"
+wait "$daemon"
+grep -q $'\e' "$tmp/hostile.out" && { cat -A "$tmp/hostile.out"; fail "the tick lines put a raw ESC on the terminal"; }
+grep -q '^forged' "$tmp/hostile.out" && fail "a mount point forged a tick line"
+grep -q 'evil\\x1b\[2J\\x0aforged\\xff' "$tmp/hostile.out" || { cat "$tmp/hostile.out"; fail "the tick lines do not show the mount point escaped"; }
+cp "$tmp/mountinfo.saved" "$fake/proc/self/mountinfo"
+ok "a hostile mount point: escaped in devices, show, explain, top and the tick lines; U+FFFD in JSON"
+
 # --- stdout a pipe that closes: the daemon stops printing, does not die of SIGPIPE ------------------
 mkfifo "$tmp/out.fifo"
 head -c 1 < "$tmp/out.fifo" > /dev/null &

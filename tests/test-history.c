@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "history.h"
+#include "protocol.h"
 #include "tap.h"
 #include "util.h"
 
@@ -59,7 +60,115 @@ static size_t json_len(json_object *o, const char *dev, const char *key) {
         return json_object_array_length(json_object_object_get(d, key));
 }
 
+/* status's piece, and the stream's items one by one. */
+static void test_status_and_stream(void) {
+        static const char *const both[] = { "7:0", "8:16" };
+        bdi_device devs[2];
+        sample s;
+        history *h = history_new(4);
+        json_object *o, *head, *item;
+        control_stream st;
+        char *name, error[256];
+
+        o = history_status_json(NULL, 15);
+        CHECK_STREQ(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+                    "{\"minutes\":15,\"ticks\":0,\"devices\":0,\"memory_bytes\":0}");
+        json_object_put(o);
+        for (uint64_t t = 0; t < 3; t++) {
+                make_sample(&s, devs, t, both, 2);
+                history_add(h, &s);
+        }
+        o = history_status_json(h, 15);
+        CHECK(protocol_check(o, PK_HISTORY_STATUS, true, error, sizeof error) == 0);
+        CHECK_EQ_U64(json_object_get_uint64(json_object_object_get(o, "ticks")), 3);
+        CHECK_EQ_U64(json_object_get_uint64(json_object_object_get(o, "devices")), 2);
+        json_object_put(o);
+
+        head = json_object_new_object();
+        CHECK(history_json_stream(h, NULL, head, &st) == 0);
+        CHECK(st.keyed && strcmp(st.key, "devices") == 0);
+        CHECK_EQ_U64(json_object_get_uint64(json_object_object_get(head, "capacity")), 4);
+        CHECK(json_object_object_get_ex(head, "global", NULL));
+        CHECK(st.next(st.state, &name, &item) == 1);
+        CHECK_STREQ(name, "7:0");
+        CHECK(protocol_check(item, PK_HISTORY_DEVICE, true, error, sizeof error) == 0);
+        free(name);
+        json_object_put(item);
+        /* a tick between two items: the next one is as it is now */
+        make_sample(&s, devs, 3, both, 2);
+        history_add(h, &s);
+        CHECK(st.next(st.state, &name, &item) == 1);
+        CHECK_STREQ(name, "8:16");
+        CHECK_EQ_U64(json_object_array_length(json_object_object_get(item, "time_usec")), 4);
+        free(name);
+        json_object_put(item);
+        CHECK(st.next(st.state, &name, &item) == 0);
+        st.free_state(st.state);
+        json_object_put(head);
+
+        head = json_object_new_object();
+        CHECK(history_json_stream(h, "9:9", head, &st) == -ENOENT);
+        json_object_put(head);
+        history_free(h);
+}
+
+/* 256 devices at a 100 ms tick, the window full: the reply is far over the 4 MiB a client could have
+ * queued, and comes as one item per device, none of them big. */
+static void test_big(void) {
+        size_t capacity = history_capacity(15, 100, NULL), total = 0, biggest = 0, n = 0;
+        static char names[256][16];
+        const char *bdis[256];
+        bdi_device *devs = calloc(256, sizeof *devs);
+        history *h = history_new(capacity);
+        json_object *head = json_object_new_object(), *item;
+        control_stream st;
+        char *name;
+        sample s;
+        int r;
+
+        for (size_t i = 0; i < 256; i++) {
+                snprintf(names[i], sizeof names[i], "%zu:%zu", 7 + i / 256, i);
+                bdis[i] = names[i];
+        }
+        bool added = true;
+        for (uint64_t t = 0; t < capacity; t++) {
+                make_sample(&s, devs, t, bdis, 256);
+                for (size_t i = 0; i < 256; i++) {
+                        /* numbers of a realistic length: gigabytes, nanosecond-ish times */
+                        devs[i].dirty_bytes += 1000000000;
+                        devs[i].thresh_bytes += 1000000000;
+                }
+                s.time_usec += 1000000000000ULL;
+                added = added && history_add(h, &s) == 0;
+        }
+        CHECK(added);
+        r = history_json_stream(h, NULL, head, &st);
+        CHECK(r == 0);
+        total = strlen(json_object_to_json_string(head));
+        while (r == 0 && (r = st.next(st.state, &name, &item)) > 0) {
+                size_t len = strlen(json_object_to_json_string(item));
+
+                total += len;
+                biggest = MAX(biggest, len);
+                n++;
+                free(name);
+                json_object_put(item);
+                r = 0;
+        }
+        st.free_state(st.state);
+        printf("# %zu ticks x 256 devices: %zu bytes in %zu items, the biggest %zu bytes\n", capacity, total, n, biggest);
+        CHECK_EQ_U64(n, 256);
+        CHECK(total > 4 * 1024 * 1024);
+        CHECK(biggest < 512 * 1024);
+        json_object_put(head);
+        history_free(h);
+        free(devs);
+}
+
 int main(void) {
+        test_status_and_stream();
+        test_big();
+
         static const char *const a_only[] = { "7:0" }, *const both[] = { "7:0", "8:16" }, *const b_only[] = { "8:16" };
         bdi_device devs[2];
         sample s;

@@ -93,7 +93,7 @@ static void test_live(void) {
         task_io io[3];
         size_t n = 0;
         uint64_t v = 0;
-        int fd, r, status;
+        int fd, r, status = -1;
         pid_t child;
 
         if (geteuid() != 0) {

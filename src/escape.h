@@ -1,0 +1,27 @@
+/* One rule for untrusted text: strict UTF-8 checks, and escaping for terminals and log lines. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The length (1-4) of the well-formed UTF-8 character at s[0..n) and its code point, or 0 when the
+ * bytes there are not one (overlong forms, surrogates and values past U+10FFFF are not). */
+size_t utf8_char(const char *s, size_t n, uint32_t *ret_code_point);
+/* Whether s[0..len) is well-formed UTF-8 (a NUL byte counts as a character). */
+bool utf8_valid(const char *s, size_t len);
+/* A malloc'd copy of s[0..len) with every byte that is not part of a well-formed character
+ * replaced by U+FFFD, NUL-terminated, its length in *ret_len. NULL on out of memory. */
+char *utf8_sanitize(const char *s, size_t len, size_t *ret_len);
+
+/* s (NULL: "") for a terminal or a log line: C0 controls, DEL and bytes that are not UTF-8 as \xNN,
+ * C1 controls, line separators and bidi overrides as \uNNNN, everything else as it is. Nothing in the
+ * result can move the cursor, change colours or start a line, and escaping it again changes nothing
+ * (the daemon's explain text, escaped where it is made, passes the client's escaping unchanged).
+ * Returns buf, always NUL-terminated; a result longer than size is cut at a character boundary. */
+const char *escape_text(const char *s, char *buf, size_t size);
+/* The same, malloc'd (never NULL: aborts on out of memory, like xstrdup). */
+char *escape_text_alloc(const char *s);
+/* Text of several lines: each line escaped as escape_text() does, the "\n" between lines kept. */
+int escape_lines_fputs(const char *s, FILE *f);

@@ -1,0 +1,99 @@
+/* libFuzzer: wbtunectl's reading of replies fed arbitrary JSON (and arbitrary CSV for plot). The
+ * check against the protocol, every renderer on checked and unchecked objects, and the plot's CSV
+ * reader never crash, and what they print holds no control character but the newline. Build and
+ * run: tests/fuzz/run.sh. */
+#include <stdint.h>
+#include <string.h>
+
+#include "ctl-format.h"
+#include "escape.h"
+#include "protocol.h"
+#include "util.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(bool ok, const char *what) {
+        if (ok)
+                return;
+        fprintf(stderr, "invariant broken: %s\n", what);
+        abort();
+}
+
+static int top_all(json_object *o, FILE *f) {
+        return ctl_format_top(o, 0, f);
+}
+
+static int top_short(json_object *o, FILE *f) {
+        return ctl_format_top(o, 1, f);
+}
+
+static int (*const renderers[])(json_object *, FILE *) = {
+        ctl_format_status, ctl_format_devices, ctl_format_device, ctl_format_show, ctl_format_explain,
+        top_all, top_short, ctl_format_history_csv, ctl_format_tuning,
+};
+
+/* Render, and check the text has no byte a terminal would act on: the only control is the newline. */
+static void render(int (*format)(json_object *, FILE *), json_object *o) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+
+        if (!f)
+                return;
+        (void) format(o, f);
+        fclose(f);
+        for (size_t i = 0; i < size; i++)
+                check((unsigned char) text[i] >= 0x20 ? text[i] != 0x7f : text[i] == '\n', "a control character in the output");
+        check(utf8_valid(text, size), "the output is UTF-8");
+        free(text);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        struct json_tokener *tok = json_tokener_new();
+        json_object *o;
+        _cleanup_free_ char *csv = strndup((const char *) data, size);
+
+        if (!tok || !csv)
+                return 0;
+        o = json_tokener_parse_ex(tok, (const char *) data, (int) MIN(size, (size_t) INT32_MAX));
+        json_tokener_free(tok);
+
+        if (o) {
+                /* as wbtunectl does: check, then render what passed */
+                for (protocol_kind k = 0; k < _PK_MAX; k++) {
+                        json_object *result = NULL;
+                        char error[512];
+                        int r = ctl_check_reply(o, k, &result, error, sizeof error);
+
+                        check(r != 0 || result != NULL, "a checked reply has a result");
+                        check(memchr(error, '\0', sizeof error) != NULL, "the error is a string");
+                        if (r == 0)
+                                for (size_t i = 0; i < ELEMENTSOF(renderers); i++)
+                                        render(renderers[i], result);
+                }
+                /* and unchecked: the renderers never crash on their own */
+                for (size_t i = 0; i < ELEMENTSOF(renderers); i++) {
+                        render(renderers[i], o);
+                        render(renderers[i], proto_get(o, PF_REPLY_RESULT));
+                }
+                char buf[64];
+                (void) ctl_format_knobs(o, buf, sizeof buf);
+                (void) ctl_device_bw(o);
+                json_object_put(o);
+        }
+
+        /* the bytes as history's CSV, for plot */
+        for (int device = 0; device <= 1; device++) {
+                char *out = NULL, error[256];
+                size_t out_size = 0;
+                uint64_t rows = 0;
+                FILE *f = open_memstream(&out, &out_size);
+
+                if (!f)
+                        break;
+                (void) ctl_plot_data(csv, device, f, &rows, error, sizeof error);
+                fclose(f);
+                free(out);
+        }
+        return 0;
+}
