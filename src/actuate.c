@@ -1,7 +1,7 @@
 /* Actuation: snapshot the knobs, build a plan (plan.c), run it: save originals first, write, read back,
  * back off, log. The only code that writes knobs. */
 #include "actuate.h"
-#include "protocol.h"
+#include "events.h"
 #include "log.h"
 #include "savedfile.h"
 #include "util.h"
@@ -16,6 +16,7 @@
 
 typedef struct adev {
         char bdi[64];
+        char name[64];                 /* as the decision last named it, for messages ("" if never) */
         knob_owner k[KNOB_DEVICE_COUNT];
         bool warned_unsupported[KNOB_DEVICE_COUNT];
 } adev;
@@ -316,20 +317,31 @@ static const char *op_old_to_string(const plan_op *o, char *buf, size_t size) {
         return knob_setting_to_string(o->knob, o->old, buf, size);
 }
 
-static void log_change(const char *bdi, const plan_op *o) {
-        char f_dev[96], f_knob[64], f_old[96], f_new[96], f_reason[256], old[64], new[64];
-        const char *fields[] = { f_dev, f_knob, f_old, f_new, f_reason, NULL };
-        const char *dev = bdi ? bdi : "global";
-        const char *reason = op_reason(o);
+/* The name a device is known by, for messages: "loop0", or its bdi when the daemon never learnt one. */
+static const char *dev_name(const actuator *a, const char *bdi) {
+        const adev *d = bdi ? find_dev(a, bdi) : NULL;
+
+        return d && d->name[0] ? d->name : bdi;
+}
+
+static void log_change(const actuator *a, const char *bdi, const plan_op *o) {
+        char f_knob[64], f_old[96], f_new[96], f_reason[256], old[64], new[64], who[160];
+        const char *fields[] = { f_knob, f_old, f_new, f_reason, NULL };
+        const char *reason = op_reason(o), *name = dev_name(a, bdi);
+
+        if (bdi && name && strcmp(name, bdi) != 0)
+                snprintf(who, sizeof who, "%s (%s)", name, bdi);
+        else
+                snprintf(who, sizeof who, "%s", bdi ? bdi : "global");
 
         op_old_to_string(o, old, sizeof old);
         knob_setting_to_string(o->knob, (knob_setting) { o->form, o->value }, new, sizeof new);
-        snprintf(f_dev, sizeof f_dev, "WBTUNED_DEVICE=%s", dev);
         snprintf(f_knob, sizeof f_knob, "WBTUNED_KNOB=%s", knob_name(o->knob));
         snprintf(f_old, sizeof f_old, "WBTUNED_OLD=%s", old);
         snprintf(f_new, sizeof f_new, "WBTUNED_NEW=%s", new);
         snprintf(f_reason, sizeof f_reason, "WBTUNED_REASON=%s", reason);
-        log_struct_internal(LOG_INFO, fields, "%s %s %s -> %s: %s", dev, knob_name(o->knob), old, new, reason);
+        log_event(o->restore ? EVENT_KNOB_RESTORED : EVENT_KNOB_CHANGED, LOG_INFO, bdi ? bdi : "global",
+                  bdi ? name : NULL, fields, "%s %s %s -> %s: %s", who, knob_name(o->knob), old, new, reason);
 }
 
 static void count_write(actuator *a) {
@@ -369,8 +381,9 @@ static int op_probe(actuator *a, const plan_input *in, const plan_op *o, knob_ow
         r = io_writable(a, path);
         if (r < 0 && is_refusal(r)) {
                 ow->refused = r;
-                log_warning_errno(r, "%s is not writable, leaving %s %s alone: %m", path,
-                                  op_bdi(in, o) ? op_bdi(in, o) : "global", knob_name(o->knob));
+                log_event(EVENT_UNWRITABLE, LOG_WARNING, op_bdi(in, o) ? op_bdi(in, o) : "global",
+                          dev_name(a, op_bdi(in, o)), NULL, "%s is not writable (%s), leaving %s %s alone.", path,
+                          strerror(-r), op_bdi(in, o) ? dev_name(a, op_bdi(in, o)) : "global", knob_name(o->knob));
                 return OP_REFUSED;
         }
         return 0;
@@ -396,8 +409,9 @@ static int op_run(actuator *a, const plan_input *in, const plan_op *o, knob_owne
                         return OP_GONE;
                 if (is_refusal(r)) {
                         ow->refused = r;
-                        log_warning_errno(r, "Failed to write %s to %s, leaving %s %s alone from now on: %m", value,
-                                          path, bdi ? bdi : "global", knob_name(o->knob));
+                        log_event(EVENT_UNWRITABLE, LOG_WARNING, bdi ? bdi : "global", dev_name(a, bdi), NULL,
+                                  "Failed to write %s to %s (%s), leaving %s %s alone from now on.", value, path,
+                                  strerror(-r), bdi ? dev_name(a, bdi) : "global", knob_name(o->knob));
                         return OP_REFUSED;
                 }
                 if (!ow->failed)
@@ -428,7 +442,7 @@ static int op_run(actuator *a, const plan_input *in, const plan_op *o, knob_owne
                 ow->ours = after.setting;
         }
         ow->pending = false;
-        log_change(bdi, o);
+        log_change(a, bdi, o);
         return OP_DONE;
 }
 
@@ -439,7 +453,9 @@ static void note_unsupported(actuator *a, const plan_input *in, const plan_note 
         if (!d || d->warned_unsupported[n->knob - KNOB_DEVICE_FIRST])
                 return;
         d->warned_unsupported[n->knob - KNOB_DEVICE_FIRST] = true;
-        log_notice("%s: this kernel has no %s (nor its ratio form): not setting it.", bdi, knob_name(n->knob));
+        log_event(EVENT_FEATURE_MISSING, LOG_NOTICE, bdi, dev_name(a, bdi), NULL,
+                  "%s: this kernel has no %s (Linux %s), nor a ratio form of it: not setting it.", dev_name(a, bdi),
+                  knob_name(n->knob), knob_get(n->knob)->since);
 }
 
 /* Take the plan's notes into the owners. */
@@ -453,9 +469,10 @@ static void take_notes(actuator *a, const plan_input *in, const plan *p) {
                 switch (n->kind) {
                 case PLAN_NOTE_OVERRIDDEN:
                         ow = bdi ? &get_dev(a, bdi)->k[n->knob - KNOB_DEVICE_FIRST] : &a->g[n->knob];
-                        log_notice("%s %s was set to %s by someone else; leaving it alone from now on "
-                                   "(`wbtunectl reload` hands it back).", bdi ? bdi : "global", knob_name(n->knob),
-                                   knob_setting_to_string(n->knob, n->setting, now, sizeof now));
+                        log_event(EVENT_OVERRIDE, LOG_NOTICE, bdi ? bdi : "global", dev_name(a, bdi), NULL,
+                                  "%s %s was set to %s by someone else; leaving it alone from now on "
+                                  "(`wbtunectl reload` hands it back).", bdi ? dev_name(a, bdi) : "global",
+                                  knob_name(n->knob), knob_setting_to_string(n->knob, n->setting, now, sizeof now));
                         /* theirs now: not ours to restore either */
                         *ow = (knob_owner) { .overridden = true, .theirs = n->setting };
                         a->overrides_total++;
@@ -683,6 +700,11 @@ static int build_input(actuator *a, const sample *s, const decision *dec, bool r
                 managed[n_managed++] = (name_ref) { dd->bdi, dd };
                 if (!decision_has_work(dd, find_dev(a, dd->bdi)))
                         continue;
+                if (dd->name[0]) {
+                        adev *named = get_dev(a, dd->bdi);
+                        if (named)
+                                snprintf(named->name, sizeof named->name, "%s", dd->name);
+                }
                 if (add_plan_device(a, p, dd->bdi, dd, false))
                         in_plan[n_in_plan++] = (name_ref) { p->devices[p->n_devices - 1].bdi, NULL };
         }

@@ -1,6 +1,7 @@
 /* The daemon's state and event sources: tick timer, signals, control verbs. */
 #include "manager.h"
 #include "escape.h"
+#include "events.h"
 #include "explain.h"
 #include "log.h"
 #include "protocol.h"
@@ -46,6 +47,34 @@ bool manager_writes_knobs(const manager *m, const char **ret_reason) {
         return !reason;
 }
 
+/* The guard holds a knob for many ticks: say so when it starts, not every tick. */
+static bool was_held(const manager *m, const char *bdi, knob_id k) {
+        const device_decision *dd;
+
+        if (!m->have_decision)
+                return false;
+        if (!bdi)
+                return m->decision.global[k].held;
+        dd = explain_find_decision(&m->decision, bdi);
+        return dd && dd->knobs[k - KNOB_DEVICE_FIRST].held;
+}
+
+static void manager_log_holds(const manager *m, const decision *next) {
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
+                if (next->global[k].held && !was_held(m, NULL, k))
+                        log_event(EVENT_GUARD_HOLD, LOG_NOTICE, "global", NULL, NULL, "%s: the policy wants %" PRIu64
+                                  ", %s", knob_name(k), next->global[k].policy_value, next->global[k].held_reason);
+        for (size_t i = 0; i < next->n_devices; i++)
+                for (knob_id k = KNOB_DEVICE_FIRST; k < _KNOB_MAX; k++) {
+                        const knob_decision *kd = &next->devices[i].knobs[k - KNOB_DEVICE_FIRST];
+
+                        if (kd->held && !was_held(m, next->devices[i].bdi, k))
+                                log_event(EVENT_GUARD_HOLD, LOG_NOTICE, next->devices[i].bdi, next->devices[i].name,
+                                          NULL, "%s (%s) %s: the policy wants %" PRIu64 ", %s", next->devices[i].name,
+                                          next->devices[i].bdi, knob_name(k), kd->policy_value, kd->held_reason);
+                }
+}
+
 /* decide on every tick, so observe mode shows what auto would do; write only when allowed */
 static void manager_decide_and_act(manager *m) {
         decision next;
@@ -57,6 +86,7 @@ static void manager_decide_and_act(manager *m) {
                 return;
         }
         guard_apply(&m->current, &m->guard, &next);
+        manager_log_holds(m, &next);
         decision_done(&m->decision);
         m->decision = next;
         m->have_decision = true;
@@ -697,7 +727,10 @@ static void manager_recover(manager *m) {
                 log_notice("Restored the knobs a previous run left changed (%s).", m->saved_path);
         else if (r == -EPERM || r == -EBADMSG) {
                 m->saved_refused = xstrdup(why ? why : strerror(-r));
-                log_error("Observing only until %s is removed and the daemon reloaded.", m->saved_path);
+                log_event(EVENT_SAVED_REFUSED, LOG_ERR, NULL, NULL, NULL,
+                          "Not restoring anything from %s: it %s. Observing only until it is removed and the daemon "
+                          "reloaded (inspect it with `wbtuned --inspect-saved %s`).", m->saved_path, m->saved_refused,
+                          m->saved_path);
         } else if (r < 0)
                 log_error_errno(r, "Failed to restore every knob listed in %s: %m", m->saved_path);
 }
@@ -763,8 +796,9 @@ int manager_start(manager *m) {
         manager_scan_memcgs(m, m->current.time_usec);
         m->current.memcg = m->memcg;
         if (!m->support.devices_trusted)
-                log_warning("Not acting on the per-device figures: %s. Global limits and device caps are left as they are.",
-                            m->support.why);
+                log_event(EVENT_FIGURES_UNTRUSTED, LOG_WARNING, NULL, NULL, NULL,
+                          "Not acting on the per-device figures: %s. Global limits and device caps are left as they are.",
+                          m->support.why);
         m->n_ticks = 1;
         manager_decide_and_act(m);
 

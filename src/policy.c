@@ -381,6 +381,7 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
 
                 dcs[i] = dc;
                 snprintf(dd->bdi, sizeof dd->bdi, "%s", d->bdi);
+                snprintf(dd->name, sizeof dd->name, "%s", d->name);
                 dd->managed = !dc || dc->manage;
                 if (!dd->managed)
                         continue;

@@ -20,6 +20,7 @@ typedef struct knob_decision {
 
 typedef struct device_decision {
         char bdi[64];
+        char name[64];             /* how an admin knows it ("loop0", "sda"), for messages */
         bool managed;              /* false: excluded by config (manage = no) or never active */
         bool active;               /* wrote or held dirty data recently */
         uint64_t bw_bytes_per_s;   /* the bandwidth estimate the policy used */

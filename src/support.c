@@ -1,5 +1,6 @@
 /* What the running kernel offers: knob files, statistics, and whether the per-device figures can be trusted. */
 #include "support.h"
+#include "events.h"
 #include "log.h"
 #include "util.h"
 
@@ -58,9 +59,10 @@ void support_assess(kernel_support *ks, const sample *s) {
         if (ks->debugfs && !ks->wb_stats && ks->unaccounted_bytes > bound) {
                 if (++ks->unaccounted_ticks >= SUPPORT_UNACCOUNTED_TICKS && !ks->unaccounted_seen) {
                         ks->unaccounted_seen = true;
-                        log_warning("The devices show %" PRIu64 " MiB less dirty and writeback data than the kernel's "
-                                    "total: their statistics miss writers (in cgroups, before Linux 6.10). Global "
-                                    "limits and device caps are left as they are.", ks->unaccounted_bytes >> 20);
+                        log_event(EVENT_FIGURES_UNTRUSTED, LOG_WARNING, NULL, NULL, NULL,
+                                  "The devices show %" PRIu64 " MiB less dirty and writeback data than the kernel's "
+                                  "total: their statistics miss writers (in cgroups, before Linux 6.10). Global "
+                                  "limits and device caps are left as they are.", ks->unaccounted_bytes >> 20);
                 }
         } else
                 ks->unaccounted_ticks = 0;

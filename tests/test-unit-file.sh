@@ -49,4 +49,17 @@ if systemd-analyze security --help 2>/dev/null | grep -q -- --threshold; then
         [[ $rc -eq 0 ]] || { cat "$tmp/security.out"; fail "exposure above 2.0"; }
         ok "security exposure at most 2.0"
 fi
+
+# The journal catalog: journalctl must accept it and list every event (src/events.c) once.
+if command -v journalctl > /dev/null; then
+        mkdir -p "$tmp/cat/usr/lib/systemd/catalog" "$tmp/cat/var/lib/systemd/catalog"
+        cp "$top_srcdir/systemd/wbtuned.catalog" "$tmp/cat/usr/lib/systemd/catalog/"
+        journalctl --root="$tmp/cat" --update-catalog > "$tmp/catalog.out" 2>&1 ||
+                { cat "$tmp/catalog.out"; fail "journalctl --update-catalog refused systemd/wbtuned.catalog"; }
+        [[ -s $tmp/catalog.out ]] && { cat "$tmp/catalog.out"; fail "journalctl complained about the catalog"; }
+        n=$(journalctl --root="$tmp/cat" --list-catalog 2> /dev/null | grep -c ' wbtuned: ')
+        want=$(grep -c '^-- [0-9a-f]\{32\}$' "$top_srcdir/systemd/wbtuned.catalog")
+        [[ $n -gt 0 && $n -eq $want ]] || fail "journalctl lists $n wbtuned catalog entries, the file has $want"
+        ok "journalctl accepts the catalog: $n entries"
+fi
 exit 0
