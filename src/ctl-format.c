@@ -521,10 +521,11 @@ static void add_field(kv_list *l, const char *label, field_kind kind, json_objec
         case FIELD_BOOL:
                 kv_add(l, label, "%s", json_object_get_boolean(v) ? "yes" : "no");
                 break;
-        case FIELD_KNOBS:
+        case FIELD_KNOBS: {
                 json_object_object_foreach(v, name, knob)
                         add_knob(l, name, knob);
                 break;
+        }
         case FIELD_HIDDEN:
                 break;
         }
