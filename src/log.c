@@ -76,6 +76,8 @@ static void log_write(int level, const char *const *fields, const char *file, in
 }
 
 static int log_vformat(int level, int error, const char *const *fields, const char *file, int line,
+                       const char *func, const char *format, va_list ap) __attribute__((format(printf, 7, 0)));
+static int log_vformat(int level, int error, const char *const *fields, const char *file, int line,
                        const char *func, const char *format, va_list ap) {
         int saved_errno = errno;
         char *msg = NULL;
