@@ -469,6 +469,7 @@ static void test_second_sample(observe_ctx *ctx, sample *s) {
             "nr_dirtied 1500\nnr_written 1100\n");
         put_stats("8:0", 8, 100, 7000, 8000, 1000);
         rm_rf("sys/class/bdi/8:0/max_bytes");
+        observe_knobs_changed(ctx, "8:0");                        /* else read again only in a few ticks */
         put_stats("8:16", 0, 0, 900000, 100, 0);                /* replaced: counters restart */
         rm_rf("sys/kernel/debug/bdi/7:10");                      /* debugfs dir gone, sysfs stays */
         rm_rf("sys/class/bdi/0:60");                              /* unplugged */
@@ -524,7 +525,79 @@ static void test_second_sample(observe_ctx *ctx, sample *s) {
         CHECK_EQ_U64(d->dirty_rate_bytes_per_s, 0);
 }
 
-/* debugfs gone altogether (fake root: never mounted): block stat sector counts. */
+static void put_knob(const char *bdi, const char *knob, const char *value) {
+        char rel[256];
+
+        snprintf(rel, sizeof(rel), "sys/class/bdi/%s/%s", bdi, knob);
+        put(rel, "%s\n", value);
+}
+
+/* Knob files are read on first sight, then again every few ticks, at once when the vm knobs change, when
+ * observe_knobs_changed() says so, or when the device was replaced; between, the last values are carried. */
+static void test_knobs_cached(void) {
+        observe_ctx *ctx = NULL;
+        sample s = {};
+        uint64_t t = 1000000, first_read;
+        unsigned ticks_until_seen = 0;
+
+        CHECK(observe_new(root, true, &ctx) == 0);
+        CHECK(observe_sample_at(ctx, t, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 100);
+        first_read = DEV(&s, "8:16")->knobs_read_usec;
+        CHECK_EQ_U64(first_read, t);
+        sample_done(&s);
+
+        /* a change by hand shows within a few ticks, not necessarily at once */
+        put_knob("8:16", "max_ratio", "42");
+        for (unsigned i = 1; i <= 8 && !ticks_until_seen; i++) {
+                CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+                if (DEV(&s, "8:16")->knobs.max_ratio == 42) {
+                        ticks_until_seen = i;
+                        CHECK_EQ_U64(DEV(&s, "8:16")->knobs_read_usec, t);
+                } else
+                        CHECK_EQ_U64(DEV(&s, "8:16")->knobs_read_usec, first_read);
+                sample_done(&s);
+        }
+        printf("# a hand change of max_ratio showed after %u ticks\n", ticks_until_seen);
+        CHECK(ticks_until_seen >= 1 && ticks_until_seen <= 4);
+
+        /* right after a tick that read them: the next one carries them ... */
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK(DEV(&s, "8:16")->knobs_read_usec < t);
+        sample_done(&s);
+        /* ... unless the daemon says it wrote them */
+        put_knob("8:16", "max_ratio", "43");
+        observe_knobs_changed(ctx, "8:16");
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 43);
+        sample_done(&s);
+        put_knob("8:16", "max_ratio", "44");
+        observe_knobs_changed(ctx, NULL);
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 44);
+        sample_done(&s);
+
+        /* a vm knob changed: every *_bytes file follows the global limit, so all are read again */
+        put_knob("8:16", "max_ratio", "45");
+        put("proc/sys/vm/dirty_bytes", "100000000\n");
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 45);
+        sample_done(&s);
+        put("proc/sys/vm/dirty_bytes", "0\n");
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        sample_done(&s);
+
+        /* replaced (a loop device detached and attached again): its counters start over, read at once */
+        put_knob("8:16", "max_ratio", "100");
+        put_stats("8:16", 0, 0, 10, 10, 0);
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 100);
+        sample_done(&s);
+        put_stats("8:16", 0, 0, 900000, 800000, 0);
+        observe_free(ctx);
+}
+
+/* debugfs gone altogether (fake root: never mounted): block stat sector counts. *//* debugfs gone altogether (fake root: never mounted): block stat sector counts. */
 static void test_blockstat_fallback(observe_ctx *ctx, sample *s) {
         const bdi_device *d;
 
@@ -812,6 +885,7 @@ int main(void) {
         sample_done(&s);
         CHECK(s.devices == NULL && s.n_devices == 0);
 
+        test_knobs_cached();
         test_second_sample(ctx, &s);
         sample_done(&s);
         test_blockstat_fallback(ctx, &s);
