@@ -567,18 +567,18 @@ static int read_blockstat(observe_ctx *ctx, bdi_device *d) {
         return 0;
 }
 
-static void read_device_stats(observe_ctx *ctx, bool debugfs, bdi_device *d, int *errors) {
+/* The figures of d; results[] gets each stats read point's result, NOT_READ for those not tried. */
+#define NOT_READ INT_MIN
+static void read_device_stats(observe_ctx *ctx, bool debugfs, bdi_device *d, int *results) {
         int r;
 
+        for (unsigned i = 0; i < N_DEVICE_POINTS; i++)
+                results[i] = NOT_READ;
         if (debugfs) {
-                r = read_debugfs_stats(ctx, d);
-                note_read(&errors[DEVICE_STATS], r, true, "no per-device figures for it until it reads again",
-                          "%s/sys/kernel/debug/bdi/%s/stats", ctx->root, d->bdi);
+                r = results[DEVICE_STATS] = read_debugfs_stats(ctx, d);
                 if (r >= 0) {
                         d->source = STATS_SOURCE_DEBUGFS;
-                        r = read_debugfs_wb_stats(ctx, d);
-                        note_read(&errors[DEVICE_WB_STATS], r, true, "no WbWriteBandwidth for it until it reads again",
-                                  "%s/sys/kernel/debug/bdi/%s/wb_stats", ctx->root, d->bdi);
+                        results[DEVICE_WB_STATS] = read_debugfs_wb_stats(ctx, d);
                         return;
                 }
                 d->dirty_bytes = d->writeback_bytes = d->thresh_bytes = 0;
@@ -590,15 +590,29 @@ static void read_device_stats(observe_ctx *ctx, bool debugfs, bdi_device *d, int
                 }
         }
 
-        r = read_blockstat(ctx, d);
-        note_read(&errors[DEVICE_BLOCKSTAT], r, true, "no per-device figures for it until it reads again",
-                  "%s/sys/dev/block/%u:%u/stat", ctx->root, d->major, d->minor);
+        r = results[DEVICE_BLOCKSTAT] = read_blockstat(ctx, d);
         if (r < 0) {
                 d->written_total_bytes = 0;
                 d->source = STATS_SOURCE_NONE;
                 return;
         }
         d->source = STATS_SOURCE_BLOCKSTAT;
+}
+
+/* Report the stats reads of a device that is in the sample (a device that went meanwhile has nothing to tell). */
+static void note_device_stats(observe_ctx *ctx, const bdi_device *d, const int *results, int *errors) {
+        static const char consequence[] = "no per-device figures for it until it reads again";
+
+        if (results[DEVICE_STATS] != NOT_READ)
+                note_read(&errors[DEVICE_STATS], results[DEVICE_STATS], true, consequence,
+                          "%s/sys/kernel/debug/bdi/%s/stats", ctx->root, d->bdi);
+        if (results[DEVICE_WB_STATS] != NOT_READ)
+                note_read(&errors[DEVICE_WB_STATS], results[DEVICE_WB_STATS], true,
+                          "no WbWriteBandwidth for it until it reads again",
+                          "%s/sys/kernel/debug/bdi/%s/wb_stats", ctx->root, d->bdi);
+        if (results[DEVICE_BLOCKSTAT] != NOT_READ)
+                note_read(&errors[DEVICE_BLOCKSTAT], results[DEVICE_BLOCKSTAT], true, consequence,
+                          "%s/sys/dev/block/%u:%u/stat", ctx->root, d->major, d->minor);
 }
 
 static void bdi_device_done(bdi_device *d) {
@@ -650,6 +664,7 @@ static void derive_device(uint64_t elapsed_usec, const prev_bdi *p, bdi_device *
  * 0, or -ENODEV if the BDI vanished while reading it, or -ENOMEM. */
 static int read_device(observe_ctx *ctx, const mount_table *mounts, const sample *s, uint64_t elapsed_usec,
                        bool vm_knobs_changed, const char *bdi, const prev_bdi *p, bdi_device *d, prev_bdi *next) {
+        int results[N_DEVICE_POINTS];
         unsigned major, minor;
         char tail;
         int r;
@@ -665,7 +680,7 @@ static int read_device(observe_ctx *ctx, const mount_table *mounts, const sample
                 d->has_devnum = true;
         }
 
-        read_device_stats(ctx, s->debugfs, d, next->errors);
+        read_device_stats(ctx, s->debugfs, d, results);
         if (knobs_due(ctx, p, d, vm_knobs_changed)) {
                 r = read_bdi_knobs(ctx, bdi, &d->knobs, &next->errors[DEVICE_KNOBS]);
                 if (r < 0)
@@ -677,6 +692,7 @@ static int read_device(observe_ctx *ctx, const mount_table *mounts, const sample
                 d->knobs_read_usec = p->knobs_read_usec;
                 next->knobs_tick = p->knobs_tick;
         }
+        note_device_stats(ctx, d, results, next->errors);
         r = devnames_describe(ctx->root, mounts, &ctx->disks, d);
         if (r < 0) {
                 bdi_device_done(d);
@@ -794,7 +810,8 @@ static int list_bdis(DIR *dir, char ***ret, size_t *ret_n) {
         return 0;
 }
 
-/* Read every BDI into s->devices and what to carry to the next tick into *ret_next (sorted alike). */
+/* Read every BDI into s->devices and what to carry to the next tick into *ret_next (sorted alike).
+ * -ENOTDIR if <root>/sys/class/bdi could not be listed (reported): no devices, nothing to carry. */
 static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, bool vm_knobs_changed,
                            prev_bdi **ret_next) {
         _cleanup_free_ char *dir_path = NULL;
@@ -812,7 +829,7 @@ static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, b
         note_read(&ctx->global_errors[GLOBAL_CLASS_BDI], dir ? 0 : -errno, false, "the sample has no devices", "%s",
                   dir_path);
         if (!dir)
-                return 0;
+                return -ENOTDIR;        /* told; the caller keeps what it carries */
         ctx->class_bdi_fd = dirfd(dir);
         r = list_bdis(dir, &names, &n_names);
         if (r < 0)
@@ -910,15 +927,18 @@ int observe_sample_at(observe_ctx *ctx, uint64_t time_usec, sample *ret) {
         vm_knobs_changed = !ctx->have_prev || !vm_knobs_equal(&ctx->prev_vm_knobs, &s.global.knobs);
         s.debugfs = debugfs_available(ctx);
         r = read_devices(ctx, &s, elapsed_usec, vm_knobs_changed, &next);
-        if (r < 0) {
+        if (r < 0 && r != -ENOTDIR) {
                 sample_done(&s);
                 return log_error_errno(r, "Failed to read BDIs: %m");
         }
         derive_global(ctx, elapsed_usec, &s.global);
 
-        free(ctx->prev);
-        ctx->prev = next;
-        ctx->n_prev = s.n_devices;
+        /* /sys/class/bdi did not list: a sample without devices, but the devices did not go away */
+        if (r != -ENOTDIR) {
+                free(ctx->prev);
+                ctx->prev = next;
+                ctx->n_prev = s.n_devices;
+        }
         ctx->have_prev = true;
         ctx->tick++;
         ctx->prev_time_usec = s.time_usec;
