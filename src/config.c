@@ -766,7 +766,7 @@ static int loader_parse_file(loader *l, const char *path) {
         _cleanup_free_ char *text = NULL;
         char size_text[32];
         struct stat st;
-        size_t size = 0;
+        size_t size = 0, allocated;
 
         /* O_NONBLOCK: opening a FIFO with no writer would block */
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -788,13 +788,25 @@ static int loader_parse_file(loader *l, const char *path) {
                 return 0;
         }
 
-        /* one byte more than allowed, to notice a file that grew since fstat() */
-        text = malloc(CONFIG_FILE_MAX_BYTES + 2);
+        /* as large as fstat() says and one byte more, to notice a file that grew meanwhile (a 1 MiB
+         * buffer for every file would raise malloc's mmap threshold for the daemon's whole life) */
+        allocated = (size_t) st.st_size + 2;
+        text = malloc(allocated);
         if (!text)
                 return -ENOMEM;
         while (size <= CONFIG_FILE_MAX_BYTES) {
-                ssize_t n = read(fd, text + size, CONFIG_FILE_MAX_BYTES + 1 - size);
+                ssize_t n;
 
+                if (size + 1 >= allocated) {
+                        char *t;
+
+                        allocated = MIN(allocated * 2, (size_t) CONFIG_FILE_MAX_BYTES + 2);
+                        t = realloc(text, allocated);
+                        if (!t)
+                                return -ENOMEM;
+                        text = t;
+                }
+                n = read(fd, text + size, allocated - 1 - size);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
