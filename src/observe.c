@@ -68,6 +68,8 @@ struct observe_ctx {
         prev_bdi *prev;                 /* sorted like sample.devices */
         size_t n_prev;
         int global_errors[N_GLOBAL_POINTS];
+        char **vanished;                /* BDIs listed but gone when read, last tick: told once */
+        size_t n_vanished;
         disk_cache disks;               /* sysfs facts of block devices, across ticks */
         /* during read_devices() only, else -1: the directories every BDI's files are opened relative to */
         int class_bdi_fd;               /* <root>/sys/class/bdi */
@@ -149,11 +151,18 @@ int observe_new(const char *root, bool mount_debugfs, observe_ctx **ret) {
         return 0;
 }
 
+static void free_names(char **names, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+}
+
 observe_ctx *observe_free(observe_ctx *ctx) {
         if (!ctx)
                 return NULL;
         free(ctx->root);
         free(ctx->prev);
+        free_names(ctx->vanished, ctx->n_vanished);
         disk_cache_done(&ctx->disks);
         free(ctx);
         return NULL;
@@ -771,12 +780,6 @@ static int cmp_name_ptr(const void *a, const void *b) {
         return bdi_name_cmp(*(char *const *) a, *(char *const *) b);
 }
 
-static void free_names(char **names, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                free(names[i]);
-        free(names);
-}
-
 /* The BDI names under <root>/sys/class/bdi, in sample order. */
 static int list_bdis(DIR *dir, char ***ret, size_t *ret_n) {
         char **names = NULL;
@@ -818,8 +821,8 @@ static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, b
         _cleanup_closedir_ DIR *dir = NULL;
         _cleanup_free_ prev_bdi *next = NULL;
         mount_table mounts = {};
-        char **names = NULL;
-        size_t n_names = 0, j = 0;
+        char **names = NULL, **vanished = NULL;
+        size_t n_names = 0, n_vanished = 0, j = 0;
         int r;
 
         dir_path = root_path(ctx, "/sys/class/bdi");
@@ -837,7 +840,9 @@ static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, b
         if (n_names > 0) {
                 s->devices = calloc(n_names, sizeof(bdi_device));
                 next = calloc(n_names, sizeof(prev_bdi));
-                if (!s->devices || !next) {
+                vanished = calloc(n_names, sizeof(char *));
+                if (!s->devices || !next || !vanished) {
+                        free(vanished);
                         free_names(names, n_names);
                         return -ENOMEM;
                 }
@@ -862,7 +867,14 @@ static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, b
                 r = read_device(ctx, &mounts, s, elapsed_usec, vm_knobs_changed, names[i], p,
                                 &s->devices[s->n_devices], &next[s->n_devices]);
                 if (r == -ENODEV) {
-                        log_debug("BDI %s vanished while reading it, skipping", names[i]);
+                        bool told = false;
+
+                        for (size_t k = 0; k < ctx->n_vanished && !told; k++)
+                                told = strcmp(ctx->vanished[k], names[i]) == 0;
+                        log_full_errno(told ? LOG_DEBUG : LOG_INFO, 0,
+                                       "%s/sys/class/bdi/%s went away while it was read; it is not in this sample.",
+                                       ctx->root, names[i]);
+                        vanished[n_vanished++] = TAKE_PTR(names[i]);
                         r = 0;
                         continue;
                 }
@@ -874,8 +886,13 @@ finish:
         disk_cache_end(&ctx->disks);
         mount_table_done(&mounts);
         free_names(names, n_names);
-        if (r < 0)
+        if (r < 0) {
+                free_names(vanished, n_vanished);
                 return r;
+        }
+        free_names(ctx->vanished, ctx->n_vanished);
+        ctx->vanished = vanished;
+        ctx->n_vanished = n_vanished;
         *ret_next = TAKE_PTR(next);
         return 0;
 }
