@@ -96,11 +96,11 @@ if ! why=$(bash tests/fuzz/run.sh --probe); then
         echo "=== fuzz: SKIPPED, $why"
         fuzz_skip=1
 elif step "fuzz build" make -C build fuzz-build; then
-        for b in build/tests/fuzz/fuzz-*; do
+        for b in build/fuzz-build/fuzz-*; do
                 [[ -f $b && -x $b && $b != *.d ]] || continue
                 name=$(basename "$b")
                 echo "=== fuzz $name for ${fuzz_seconds} s"
-                if bash tests/fuzz/run.sh "$fuzz_seconds" build/tests/fuzz "$name"; then
+                if bash tests/fuzz/run.sh "$fuzz_seconds" build/fuzz-build "$name"; then
                         fuzz_pass=$((fuzz_pass + 1))
                 else
                         fuzz_fail=$((fuzz_fail + 1))

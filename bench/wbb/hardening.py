@@ -212,15 +212,43 @@ class Writers:
                 self.running.remove((p, dev))
 
     def stop(self, dev=None):
+        """fio's job processes call setsid(): killing the parent's group leaves them writing. SIGTERM
+        to the parent stops its jobs; whatever still runs our job file after that is killed by pid."""
         for p, d in list(self.running):
             if dev is None or d is dev:
+                jf = p.args[-1]
+                p.send_signal(signal.SIGTERM)
                 try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except OSError:
-                    pass
-                p.wait()
+                    p.wait(30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+                for _ in range(300):
+                    left = [pid for pid in pids_running(jf)]
+                    if not left:
+                        break
+                    for pid in left:
+                        try:
+                            os.kill(pid, signal.SIGKILL)
+                        except OSError:
+                            pass
+                    time.sleep(0.1)
                 self.tb.reap(p)
                 self.running.remove((p, d))
+
+
+def pids_running(path):
+    """Processes whose command line has path (our private job file) in it."""
+    out = []
+    for d in glob.glob("/proc/[0-9]*"):
+        try:
+            with open(d + "/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            continue
+        if path.encode() in args:
+            out.append(int(os.path.basename(d)))
+    return out
 
 
 def loop_control(op, index):

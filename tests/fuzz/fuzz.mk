@@ -2,7 +2,7 @@
 # every src/*.c but the two mains, all built with ASan+UBSan and fuzzer coverage. Invoked by the
 # fuzz targets of Makefile.am (GNU make), which pass srcdir, O and the flags configure found.
 CLANG ?= clang
-O ?= tests/fuzz
+O ?= fuzz-build
 FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 ALL_CFLAGS = -std=gnu11 $(FUZZ_WARN_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_CPPFLAGS) -I$(srcdir)/src $(FUZZ_DEPS_CFLAGS)
 
