@@ -123,7 +123,7 @@ class Daemon:
             env["WATCHDOG_USEC"] = str(watchdog_usec)
         cmd = [binary, "--socket", sock, "-c", conf]
         if valgrind_log:
-            cmd = ["valgrind", "-q", "--leak-check=full", "--errors-for-leak-kinds=definite",
+            cmd = ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite",
                    "--log-file=" + valgrind_log] + cmd
         self.tb, self.sock, self.cmd = tb, sock, cmd
         self.logf = open(logpath, "a")
