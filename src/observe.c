@@ -391,8 +391,9 @@ static int read_vm_knobs(observe_ctx *ctx, vm_knobs *k) {
 }
 
 /* Knob files that exist set their have bit. -ENODEV if the BDI went away meanwhile; any other failure
- * leaves that knob out (have bit clear: nothing will write it) and is reported once. */
-static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bdi_knobs *k, int *error) {
+ * leaves that knob out (have bit clear: nothing will write it) and is reported once. only_bytes: read
+ * just the *_bytes files again and keep the rest of *k. */
+static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bool only_bytes, bdi_knobs *k, int *error) {
         static const struct {
                 const char *file;
                 unsigned bit;
@@ -413,7 +414,11 @@ static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bdi_knobs *k, int *
         const char *failed_file = NULL;
         int failure = 0;
 
-        *k = (bdi_knobs) {};
+        if (only_bytes) {
+                k->have &= ~(unsigned) (BDI_HAVE_MIN_BYTES | BDI_HAVE_MAX_BYTES);
+                k->min_bytes = k->max_bytes = 0;
+        } else
+                *k = (bdi_knobs) {};
         /* one lookup of the directory (relative to the tick's /sys/class/bdi fd), then each knob in it */
         dirfd = openat(ctx->class_bdi_fd, bdi, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (dirfd < 0) {
@@ -426,6 +431,8 @@ static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bdi_knobs *k, int *
                 uint64_t v;
                 int r;
 
+                if (only_bytes && !(table[i].bit & (BDI_HAVE_MIN_BYTES | BDI_HAVE_MAX_BYTES)))
+                        continue;
                 r = read_u64_file_at(dirfd, table[i].file, &v);
                 if (r < 0) {
                         if (r == -ENODEV)
@@ -632,15 +639,24 @@ static void bdi_device_done(bdi_device *d) {
         d->n_mounts = 0;
 }
 
-/* Read the knob files again this tick? Not if they were read recently and nothing hints they changed:
- * the vm knobs (the *_bytes files follow the global limit), a new or replaced device (its counters went
- * back or its figures' source changed: a detached and reattached loop device), observe_knobs_changed(). */
-static bool knobs_due(const observe_ctx *ctx, const prev_bdi *p, const bdi_device *d, bool vm_knobs_changed) {
-        return !p || p->knobs_stale || vm_knobs_changed ||
-               ctx->tick - p->knobs_tick >= KNOBS_REREAD_TICKS ||
-               p->source != d->source ||
-               d->written_total_bytes < p->written_total_bytes ||
-               d->dirtied_total_bytes < p->dirtied_total_bytes;
+/* Which knob files to read this tick. */
+typedef enum knobs_read {
+        KNOBS_CARRY,            /* none: carry the last values */
+        KNOBS_BYTES,            /* the *_bytes files: views of the ratios through the global limit */
+        KNOBS_ALL,
+} knobs_read;
+
+/* All of them on a device's first sample, every KNOBS_REREAD_TICKS ticks (a change by hand shows
+ * within that), after observe_knobs_changed(), and when the device was replaced (its counters went back
+ * or its figures' source changed: a detached and reattached loop device); only the *_bytes files when a
+ * vm knob changed (the kernel keeps ratios, and a new global limit changes what their bytes read). */
+static knobs_read knobs_due(const observe_ctx *ctx, const prev_bdi *p, const bdi_device *d, bool vm_knobs_changed) {
+        if (!p || p->knobs_stale || ctx->tick - p->knobs_tick >= KNOBS_REREAD_TICKS ||
+            p->source != d->source ||
+            d->written_total_bytes < p->written_total_bytes ||
+            d->dirtied_total_bytes < p->dirtied_total_bytes)
+                return KNOBS_ALL;
+        return vm_knobs_changed ? KNOBS_BYTES : KNOBS_CARRY;
 }
 
 /* Spread the devices' re-reads over the ticks: a device's first read counts as made up to
@@ -690,16 +706,27 @@ static int read_device(observe_ctx *ctx, const mount_table *mounts, const sample
         }
 
         read_device_stats(ctx, s->debugfs, d, results);
-        if (knobs_due(ctx, p, d, vm_knobs_changed)) {
-                r = read_bdi_knobs(ctx, bdi, &d->knobs, &next->errors[DEVICE_KNOBS]);
+        switch (knobs_due(ctx, p, d, vm_knobs_changed)) {
+        case KNOBS_ALL:
+                r = read_bdi_knobs(ctx, bdi, false, &d->knobs, &next->errors[DEVICE_KNOBS]);
                 if (r < 0)
                         return r;
                 d->knobs_read_usec = s->time_usec;
                 next->knobs_tick = p ? ctx->tick : ctx->tick - knobs_phase(bdi);
-        } else {
+                break;
+        case KNOBS_BYTES:
+                d->knobs = p->knobs;
+                r = read_bdi_knobs(ctx, bdi, true, &d->knobs, &next->errors[DEVICE_KNOBS]);
+                if (r < 0)
+                        return r;
+                d->knobs_read_usec = p->knobs_read_usec;
+                next->knobs_tick = p->knobs_tick;
+                break;
+        case KNOBS_CARRY:
                 d->knobs = p->knobs;
                 d->knobs_read_usec = p->knobs_read_usec;
                 next->knobs_tick = p->knobs_tick;
+                break;
         }
         note_device_stats(ctx, d, results, next->errors);
         r = devnames_describe(ctx->root, mounts, &ctx->disks, d);

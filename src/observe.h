@@ -80,8 +80,9 @@ typedef struct bdi_device {
         size_t n_mounts;
         char model[64];         /* /sys/block/<dev>/device/model, "" if none */
         unsigned traits;        /* BDI_TRAIT_* */
-        bdi_knobs knobs;        /* read at knobs_read_usec: at most a few ticks ago, see observe_knobs_changed() */
-        uint64_t knobs_read_usec;
+        bdi_knobs knobs;        /* see observe_knobs_changed() */
+        uint64_t knobs_read_usec; /* when the knob files were read (a few ticks ago at most); min_bytes and
+                                   * max_bytes are read again as soon as a vm knob changes */
 
         stats_source source;
         /* from debugfs stats (bytes; 0 when not available) */
@@ -123,8 +124,8 @@ int observe_sample(observe_ctx *ctx, sample *ret);
 int observe_sample_at(observe_ctx *ctx, uint64_t time_usec, sample *ret);
 
 /* The knob files of bdi (NULL: of every device) were written: read them again next sample. Without it
- * they are read on a device's first sample, when the vm knobs change, when a device is replaced, and
- * every few ticks (so that a change by hand shows within a few ticks). */
+ * they are read on a device's first sample, when a device is replaced, and every few ticks (so that a
+ * change by hand shows within a few ticks); min_bytes and max_bytes also when a vm knob changed. */
 void observe_knobs_changed(observe_ctx *ctx, const char *bdi);
 
 /* Free what a sample owns (devices and their mounts), leaving it zeroed. */

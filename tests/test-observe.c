@@ -578,14 +578,23 @@ static void test_knobs_cached(void) {
         CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 44);
         sample_done(&s);
 
-        /* a vm knob changed: every *_bytes file follows the global limit, so all are read again */
+        /* a vm knob changed: the *_bytes files follow the global limit, so they are read again at once;
+         * the ratios the kernel keeps did not change, so they are carried */
         put_knob("8:16", "max_ratio", "45");
+        put_knob("8:16", "max_bytes", "123456789");
         put("proc/sys/vm/dirty_bytes", "100000000\n");
         CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
-        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 45);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_bytes, 123456789);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 44);
+        CHECK(DEV(&s, "8:16")->knobs.have & BDI_HAVE_MAX_BYTES);
+        CHECK(DEV(&s, "8:16")->knobs_read_usec < t);
         sample_done(&s);
         put("proc/sys/vm/dirty_bytes", "0\n");
+        put_knob("8:16", "max_ratio", "100");
+        put_knob("8:16", "max_bytes", "4997709824");
+        observe_knobs_changed(ctx, NULL);
         CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 100);
         sample_done(&s);
 
         /* replaced (a loop device detached and attached again): its counters start over, read at once */
