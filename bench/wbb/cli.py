@@ -210,6 +210,9 @@ def main(argv=None):
     p.add_argument("--wbtuned", default=None,
                    help="the binary, or LABEL=PATH,LABEL=PATH to compare (alternating in each repeat)")
     p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--tree-dir", default="/var/tmp",
+                   help="where the fake trees go; /dev/shm (tmpfs, in memory like sysfs) keeps other users' "
+                        "disk I/O out of the figures")
     p.add_argument("-o", "--output", default=None)
     p.add_argument("-v", "--verbose", action="count", default=0)
     p = sub.add_parser("soak", help="the daemon for minutes on the live testbed: devices, writers, reloads, valgrind")

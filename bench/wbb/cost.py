@@ -256,7 +256,7 @@ def cmd_cost(o, bench_dir):
     outdir = os.path.abspath(o.output or os.path.join(bench_dir, "out", "cost-" + time.strftime("%Y%m%d-%H%M%S")))
     os.makedirs(outdir, exist_ok=True)
     results = []
-    work = tempfile.mkdtemp(prefix="wbbench-cost.", dir="/var/tmp")
+    work = tempfile.mkdtemp(prefix="wbbench-cost.", dir=o.tree_dir)
     try:
         for n in [int(x) for x in o.bdis]:
             root = os.path.join(work, "tree%d" % n)
@@ -288,8 +288,8 @@ def cmd_cost(o, bench_dir):
     with open(os.path.join(outdir, "cost.json"), "w") as f:
         json.dump(results, f, indent=1)
     lines = ["# wbtuned cost", "",
-             "%s; %d ms tick, %d ticks, %d repeat(s), binaries alternating; medians [min–max]" % (
-                 time.strftime("%Y-%m-%d %H:%M"), o.tick_ms, o.ticks, o.repeat), ""]
+             "%s; %d ms tick, %d ticks, %d repeat(s), binaries alternating, trees in %s; medians [min–max]" % (
+                 time.strftime("%Y-%m-%d %H:%M"), o.tick_ms, o.ticks, o.repeat, o.tree_dir), ""]
     lines += ["- %s: `%s`" % (label, binary) for label, binary in bins]
     lines += ["", "| where | BDIs | binary | daemon ticks | CPU ms/tick | CPU % of a core | VmHWM kB | VmRSS kB at end | exit |",
               "|---|---|---|---|---|---|---|---|---|"]
