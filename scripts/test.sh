@@ -1,7 +1,7 @@
 #!/bin/bash
 # The whole test suite from a fresh machine: deps, build, make check, make distcheck,
-# a warning-free clang build, unit tests under ASan+UBSan, unit tests under valgrind.
-# Ends with "N passed, N failed".
+# a warning-free clang build, unit tests under ASan+UBSan, unit tests under valgrind, each
+# libFuzzer harness for FUZZ_TEST_SECONDS (20). Ends with "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -92,11 +92,33 @@ for t in build/tests/test-*; do
         fi
 done
 
-# --- summary from the automake .trs files, plus valgrind runs and failed steps
+# --- libFuzzer: every harness (tests/fuzz/fuzz-*.c) for a short fixed budget; `make fuzz` runs longer
+fuzz_seconds=${FUZZ_TEST_SECONDS:-20}
+fuzz_pass=0
+fuzz_fail=0
+fuzz_skip=0
+if ! why=$(bash tests/fuzz/run.sh --probe); then
+        echo "=== fuzz: SKIPPED, $why"
+        fuzz_skip=1
+elif step "fuzz build" make -C build fuzz-build; then
+        for b in build/fuzz-build/fuzz-*; do
+                [[ -f $b && -x $b && $b != *.d ]] || continue
+                name=$(basename "$b")
+                echo "=== fuzz $name for ${fuzz_seconds} s"
+                if bash tests/fuzz/run.sh "$fuzz_seconds" build/fuzz-build "$name"; then
+                        fuzz_pass=$((fuzz_pass + 1))
+                else
+                        fuzz_fail=$((fuzz_fail + 1))
+                        failed_steps+=("$name")
+                fi
+        done
+fi
+
+# --- summary from the automake .trs files, plus valgrind and fuzz runs and failed steps
 count() { cat build/tests/*.trs build-asan/tests/*.trs 2>/dev/null | grep -Ec "^:test-result: ($1)\$"; }
-pass=$(( $(count 'PASS|XFAIL') + valgrind_pass ))
-skip=$(count SKIP)
-fail=$(( $(count 'FAIL|ERROR|XPASS') + valgrind_fail + extra_fail ))
+pass=$(( $(count 'PASS|XFAIL') + valgrind_pass + fuzz_pass ))
+skip=$(( $(count SKIP) + fuzz_skip ))
+fail=$(( $(count 'FAIL|ERROR|XPASS') + valgrind_fail + fuzz_fail + extra_fail ))
 
 echo
 if [[ ${#failed_steps[@]} -gt 0 ]]; then

@@ -968,6 +968,9 @@ bool actuator_refused(const actuator *a, knob_id *ret_knob, int *ret_error) {
 void actuator_get_stats(const actuator *a, uint64_t now, actuator_stats *ret) {
         uint64_t second = now / 1000000ULL, last_minute = 0;
 
+        *ret = (actuator_stats) {};
+        if (!a)
+                return;     /* not set up yet (or a test's manager without one) */
         for (size_t i = 0; i < MINUTE_SLOTS; i++)
                 if (a->minute_stamp[i] + MINUTE_SLOTS > second && a->minute_stamp[i] <= second)
                         last_minute += a->minute_writes[i];

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <ini.h>
@@ -20,6 +21,8 @@
 
 /* Upper bound for every size: keeps the policy's products (bandwidth x seconds, x ncpus) far from overflow. */
 #define CONFIG_SIZE_MAX (UINT64_C(1) << 50) /* 1024T */
+/* Largest config file read: 64 device sections of a few lines are a few kB. */
+#define CONFIG_FILE_MAX_BYTES (1024 * 1024)
 #define KIB UINT64_C(1024)
 #define MIB (KIB * 1024)
 #define GIB (MIB * 1024)
@@ -368,14 +371,12 @@ typedef struct loader {
         origin global_origin[N_KEYS];
         origin device_origin[CONFIG_DEVICE_MAX][N_KEYS];
 
-        /* the file being parsed */
-        FILE *f;
+        /* the file being parsed: its whole text, NUL-terminated, consumed line by line */
+        char *text;
+        size_t text_size, text_pos;
         const char *file;
         unsigned line;
         unsigned file_errors;
-        int read_error;
-        char *buf;
-        size_t buf_size;
         section_kind section;
         unsigned device;            /* index into c->devices for SECTION_DEVICE */
 } loader;
@@ -422,9 +423,10 @@ static void section_keys_text(section_kind s, char *buf, size_t size) {
                         n += (size_t) snprintf(buf + n, size - n, "%s%s", n ? ", " : "", config_keys[i].name);
 }
 
-/* "8:0" -> 8, 0. -EINVAL if s is not digits:digits, -ERANGE if beyond the kernel's 12:20 bits. */
+/* "8:0" -> 8, 0. -EINVAL if s is not digits:digits (so a glob), -ERANGE if it is but a number is
+ * beyond the kernel's 12:20 bits (however many digits: "99999999999999999999:1" is no glob). */
 static int parse_devnum(const char *s, unsigned *ret_major, unsigned *ret_minor) {
-        char majs[16];
+        char majs[32];
         const char *colon = strchr(s, ':');
         uint64_t maj, min;
         size_t n;
@@ -432,9 +434,11 @@ static int parse_devnum(const char *s, unsigned *ret_major, unsigned *ret_minor)
         if (!colon)
                 return -EINVAL;
         n = (size_t) (colon - s);
-        if (n == 0 || n >= sizeof(majs) || strspn(s, "0123456789") != n ||
+        if (n == 0 || strspn(s, "0123456789") != n ||
             colon[1] == 0 || strspn(colon + 1, "0123456789") != strlen(colon + 1))
                 return -EINVAL;
+        if (n >= sizeof(majs))
+                return -ERANGE;
         memcpy(majs, s, n);
         majs[n] = 0;
         if (parse_u64(majs, &maj) < 0 || parse_u64(colon + 1, &min) < 0)
@@ -446,11 +450,85 @@ static int parse_devnum(const char *s, unsigned *ret_major, unsigned *ret_minor)
         return 0;
 }
 
+/* A [:class:] name fnmatch() knows (POSIX; glibc refuses others). */
+static bool glob_class_known(const char *name, size_t len) {
+        static const char *const classes[] = {
+                "alnum", "alpha", "blank", "cntrl", "digit", "graph",
+                "lower", "print", "punct", "space", "upper", "xdigit",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(classes); i++)
+                if (strlen(classes[i]) == len && strncmp(classes[i], name, len) == 0)
+                        return true;
+        return false;
+}
+
+/* fnmatch() takes broken patterns quietly ("[a-" never matches anything): say what is wrong with
+ * a glob, or NULL if it is well formed. Escapes are on (no FNM_NOESCAPE), as in device_config_matches(). */
+static const char *glob_problem(const char *g) {
+        for (const char *p = g; *p; p++) {
+                if (*p == '\\') {
+                        if (!p[1])
+                                return "'\\' at the end escapes nothing";
+                        p++;
+                        continue;
+                }
+                if (*p != '[')
+                        continue;
+                /* a bracket expression: [!...] or [^...], a ']' first is a member, then up to ']' */
+                const char *q = p + 1;
+                char prev = 0;
+
+                if (*q == '!' || *q == '^')
+                        q++;
+                if (*q == ']') {
+                        prev = ']';
+                        q++;
+                }
+                for (; *q && *q != ']'; q++) {
+                        if (q[0] == '[' && (q[1] == ':' || q[1] == '=' || q[1] == '.')) {
+                                char kind = q[1];
+                                const char *end = q + 2;
+
+                                while (*end && !(end[0] == kind && end[1] == ']'))
+                                        end++;
+                                if (!*end)
+                                        return "'[' without a closing ']'";
+                                if (kind == ':' && !glob_class_known(q + 2, (size_t) (end - q - 2)))
+                                        return "unknown character class";
+                                q = end + 1;
+                                prev = 0;
+                                continue;
+                        }
+                        if (*q == '\\' && q[1]) {
+                                prev = *++q;
+                                continue;
+                        }
+                        if (*q == '-' && prev && q[1] && q[1] != ']') {
+                                const char *hi = q + 1;
+
+                                if (*hi == '\\' && hi[1])
+                                        hi++;
+                                if ((unsigned char) *hi < (unsigned char) prev)
+                                        return "range goes backwards";
+                                q = hi;
+                                prev = 0;
+                                continue;
+                        }
+                        prev = *q;
+                }
+                if (!*q)
+                        return "'[' without a closing ']'";
+                p = q;
+        }
+        return NULL;
+}
+
 #define DEVICE_ALLOWED "device \"<glob>\", device \"MAJ:MIN\" or device \"<trait>\" with trait one of rotational, removable, usb, nfs, fuse"
 
 /* A [section] header line; inner is the text between the brackets. */
 static void loader_section(loader *l, char *inner) {
-        const char *match;
+        const char *match, *problem;
         char *end;
         unsigned maj, min;
         size_t len;
@@ -507,6 +585,12 @@ static void loader_section(loader *l, char *inner) {
                              match);
                 return;
         }
+        problem = trait_from_string(match) > 0 ? NULL : glob_problem(match);
+        if (problem) {
+                loader_error(l, l->file, l->line, "[device \"%s\"]: invalid glob: %s (allowed: %s)",
+                             match, problem, DEVICE_ALLOWED);
+                return;
+        }
 
         /* The same match again (this file or a later one): merge into the same entry, keeping its place. */
         for (unsigned i = 0; i < l->c->n_devices; i++)
@@ -532,24 +616,23 @@ static void loader_section(loader *l, char *inner) {
  * inih sees only left-trimmed "key = value" lines (no leading blanks, so no multi-line values). */
 static char *loader_read_line(char *str, int num, void *stream) {
         loader *l = stream;
-        ssize_t n;
-        char *s;
-        size_t len;
+        char *line, *s, *nl;
+        size_t n, len;
 
-        errno = 0;
-        n = getline(&l->buf, &l->buf_size, l->f);
-        if (n < 0) {
-                if (ferror(l->f))
-                        l->read_error = errno > 0 ? -errno : -EIO;
+        if (l->text_pos >= l->text_size)
                 return NULL;
-        }
+        line = l->text + l->text_pos;
+        nl = memchr(line, '\n', l->text_size - l->text_pos);
+        n = nl ? (size_t) (nl - line) : l->text_size - l->text_pos;
+        line[n] = 0;                   /* the '\n', or the terminating NUL */
+        l->text_pos += n + 1;
         l->line++;
         str[0] = 0;
 
-        s = l->buf;
+        s = line;
         if (l->line == 1 && strncmp(s, "\xef\xbb\xbf", 3) == 0) /* UTF-8 BOM */
                 s += 3;
-        if (strlen(s) != (size_t) n - (size_t) (s - l->buf)) {
+        if (memchr(line, 0, n)) {
                 loader_error(l, l->file, l->line, "syntax error: NUL byte in line");
                 return str;
         }
@@ -641,39 +724,104 @@ static int loader_add_file_name(loader *l, const char *path) {
         return 0;
 }
 
-/* Parse one file onto l->c. 0, -ENOENT (reported by caller if it matters), or another -errno (reported). */
-static int loader_parse_file(loader *l, const char *path) {
-        _cleanup_fclose_ FILE *f = NULL;
-        struct stat st;
+/* Parse one file's text (text[size] is NUL, text is modified) onto l->c; errors are reported. */
+static int loader_parse_text(loader *l, const char *name, char *text, size_t size) {
         int r;
 
-        f = fopen(path, "re");
-        if (!f)
-                return -errno;
-        if (fstat(fileno(f), &st) < 0)
-                return -errno;
-        if (S_ISDIR(st.st_mode))
-                return -EISDIR;
-
-        r = loader_add_file_name(l, path);
+        r = loader_add_file_name(l, name);
         if (r < 0)
                 return r;
-        l->f = f;
+        l->text = text;
+        l->text_size = size;
+        l->text_pos = 0;
         l->file = l->files[l->n_files - 1];
         l->line = 0;
         l->file_errors = 0;
-        l->read_error = 0;
         l->section = SECTION_NONE;
 
         r = ini_parse_stream(loader_read_line, l, loader_handler, l);
-        l->f = NULL;
-        if (l->read_error < 0)
-                return l->read_error;
+        l->text = NULL;
         if (r == -2)
                 return -ENOMEM;
         if (r != 0 && l->file_errors == 0) /* inih found something our reader let through */
-                loader_error(l, path, (unsigned) MAX(r, 0), "syntax error");
+                loader_error(l, name, (unsigned) MAX(r, 0), "syntax error");
         return 0;
+}
+
+static const char *file_type_name(mode_t mode) {
+        switch (mode & S_IFMT) {
+        case S_IFCHR: return "character device";
+        case S_IFBLK: return "block device";
+        case S_IFIFO: return "FIFO";
+        case S_IFSOCK: return "socket";
+        default: return "special file";
+        }
+}
+
+/* Parse one file onto l->c. 0, -ENOENT (reported by caller if it matters), or another -errno (reported
+ * by the caller). Only a regular file of at most CONFIG_FILE_MAX_BYTES is read, and never more than
+ * that: /dev/zero or a FIFO given as the file must not hang the daemon or --check-config. */
+static int loader_parse_file(loader *l, const char *path) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *text = NULL;
+        char size_text[32];
+        struct stat st;
+        size_t size = 0, allocated;
+
+        /* O_NONBLOCK: opening a FIFO with no writer would block */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        format_size(CONFIG_FILE_MAX_BYTES, size_text, sizeof(size_text));
+        if (!S_ISREG(st.st_mode)) {
+                loader_error(l, path, 0, "cannot read: a %s, not a regular file (allowed: a regular file)",
+                             file_type_name(st.st_mode));
+                return 0;
+        }
+        if (st.st_size > CONFIG_FILE_MAX_BYTES) {
+                loader_error(l, path, 0, "cannot read: %jd bytes is too large (allowed: up to %s)",
+                             (intmax_t) st.st_size, size_text);
+                return 0;
+        }
+
+        /* as large as fstat() says and one byte more, to notice a file that grew meanwhile (a 1 MiB
+         * buffer for every file would raise malloc's mmap threshold for the daemon's whole life) */
+        allocated = (size_t) st.st_size + 2;
+        text = malloc(allocated);
+        if (!text)
+                return -ENOMEM;
+        while (size <= CONFIG_FILE_MAX_BYTES) {
+                ssize_t n;
+
+                if (size + 1 >= allocated) {
+                        char *t;
+
+                        allocated = MIN(allocated * 2, (size_t) CONFIG_FILE_MAX_BYTES + 2);
+                        t = realloc(text, allocated);
+                        if (!t)
+                                return -ENOMEM;
+                        text = t;
+                }
+                n = read(fd, text + size, allocated - 1 - size);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                size += (size_t) n;
+        }
+        if (size > CONFIG_FILE_MAX_BYTES) {
+                loader_error(l, path, 0, "cannot read: more than %s (allowed: up to %s)", size_text, size_text);
+                return 0;
+        }
+        text[size] = 0;
+        return loader_parse_text(l, path, text, size);
 }
 
 static void loader_report_errno(loader *l, const char *path, int r) {
@@ -779,20 +927,46 @@ static void loader_check(loader *l) {
         }
 }
 
-int config_load_full(const char *path, unsigned flags, config *c, FILE *err) {
-        _cleanup_free_ config *tmp = NULL;
-        _cleanup_free_ loader *l = NULL;
-        int r;
+static loader *loader_new(config *tmp, FILE *err) {
+        loader *l = calloc(1, sizeof(*l));
 
-        tmp = malloc(sizeof(*tmp));
-        l = calloc(1, sizeof(*l));
-        if (!tmp || !l)
-                return -ENOMEM;
+        if (!l)
+                return NULL;
         config_init(tmp);
         l->c = tmp;
         l->err = err;
         for (size_t k = 0; k < N_KEYS; k++)
                 l->global_origin[k] = (origin) { .file = -1 };
+        return l;
+}
+
+/* Check the merged result, free the loader; on success copy it to *c. */
+static int loader_finish(loader *l, const config *tmp, config *c) {
+        int r;
+
+        loader_check(l);
+        r = l->result;
+        for (size_t i = 0; i < l->n_files; i++)
+                free(l->files[i]);
+        free(l->files);
+        free(l);
+        if (r < 0)
+                return r;
+        *c = *tmp;
+        return 0;
+}
+
+int config_load_full(const char *path, unsigned flags, config *c, FILE *err) {
+        _cleanup_free_ config *tmp = NULL;
+        loader *l;
+        int r;
+
+        tmp = malloc(sizeof(*tmp));
+        if (!tmp)
+                return -ENOMEM;
+        l = loader_new(tmp, err);
+        if (!l)
+                return -ENOMEM;
 
         r = loader_parse_file(l, path);
         if (r == -ENOENT && (flags & CONFIG_LOAD_MISSING_OK))
@@ -800,17 +974,28 @@ int config_load_full(const char *path, unsigned flags, config *c, FILE *err) {
         if (r < 0)
                 loader_report_errno(l, path, r);
         loader_parse_dropins(l, path);
-        loader_check(l);
+        return loader_finish(l, tmp, c);
+}
 
-        r = l->result;
-        free(l->buf);
-        for (size_t i = 0; i < l->n_files; i++)
-                free(l->files[i]);
-        free(l->files);
+int config_parse_text(const char *name, const char *text, size_t size, config *c, FILE *err) {
+        _cleanup_free_ config *tmp = NULL;
+        _cleanup_free_ char *copy = NULL;
+        loader *l;
+        int r;
+
+        tmp = malloc(sizeof(*tmp));
+        copy = malloc(size + 1);
+        if (!tmp || !copy)
+                return -ENOMEM;
+        memcpy(copy, text, size);
+        copy[size] = 0;
+        l = loader_new(tmp, err);
+        if (!l)
+                return -ENOMEM;
+        r = loader_parse_text(l, name, copy, size);
         if (r < 0)
-                return r;
-        *c = *tmp;
-        return 0;
+                loader_report_errno(l, name, r);
+        return loader_finish(l, tmp, c);
 }
 
 int config_load(const char *path, config *c, FILE *err) {

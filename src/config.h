@@ -58,12 +58,17 @@ void config_init(config *c);
 #define CONFIG_LOAD_MISSING_OK (1u << 0)   /* a missing main file is not an error (default path) */
 
 /* Load path, then every path.d/ *.conf in lexical order, onto defaults.
- * A missing path is an error unless it is CONFIG_DEFAULT_PATH; a missing path.d/ is fine.
+ * A missing path is an error unless it is CONFIG_DEFAULT_PATH; a missing path.d/ is fine. Only regular
+ * files of at most 1 MiB are read (anything else is an error naming the file).
  * On error prints "FILE:LINE: key: message (allowed: …)" lines to err (may be NULL = log) and
  * returns -EINVAL (or -errno of an unreadable file); *c is left untouched on error. */
 int config_load(const char *path, config *c, FILE *err);
 /* Same, with CONFIG_LOAD_* flags. */
 int config_load_full(const char *path, unsigned flags, config *c, FILE *err);
+
+/* Parse one file's text (no drop-ins) onto defaults, as config_load() parses each file: name is
+ * what messages call it. The same errors and results; for tests and the fuzzer. */
+int config_parse_text(const char *name, const char *text, size_t size, config *c, FILE *err);
 
 /* Write the merged configuration as a valid config file. */
 void config_dump(const config *c, FILE *out);

@@ -281,7 +281,8 @@ static int btrfs_table_read(const char *root, mount_table *t) {
                 memcpy(n[t->n_btrfs].bdi, base, strlen(base) + 1);
                 n[t->n_btrfs++].uuid = xstrdup(de->d_name);
         }
-        qsort(t->btrfs, t->n_btrfs, sizeof(t->btrfs[0]), cmp_btrfs);
+        if (t->n_btrfs > 1)     /* qsort() must not get the NULL of an empty list */
+                qsort(t->btrfs, t->n_btrfs, sizeof(t->btrfs[0]), cmp_btrfs);
         return 0;
 }
 

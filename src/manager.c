@@ -92,9 +92,16 @@ static void manager_decide_and_act(manager *m) {
         m->have_decision = true;
 
         if (manager_writes_knobs(m, NULL)) {
+                actuator_stats before, after;
+
+                actuator_get_stats(m->actuator, m->current.time_usec, &before);
                 r = actuator_apply(m->actuator, &m->current, &m->decision);
                 if (r < 0)
                         log_debug_errno(r, "Some knobs could not be applied this tick: %m");
+                /* the sample reads a device's knobs only every few ticks: after a write, at the next */
+                actuator_get_stats(m->actuator, m->current.time_usec, &after);
+                if (after.writes_total != before.writes_total)
+                        observe_knobs_changed(m->observe, NULL);
                 /* a global knob turned out read-only: stop tuning, put back what was changed */
                 if (!manager_writes_knobs(m, NULL) && actuator_dirty(m->actuator)) {
                         r = actuator_restore_all(m->actuator);

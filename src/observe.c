@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +17,38 @@
 #include "observe.h"
 #include "util.h"
 
-/* Cumulative counters of one BDI from the previous sample. */
+/* How often a BDI's knob files are read when nothing says they changed: they change only when someone
+ * writes them, and reading the seven files of each of 1000 BDIs every tick was most of a tick's cost. */
+#define KNOBS_REREAD_TICKS 4
+
+/* Read points whose failure is reported once when it starts and once when it ends, not every tick. */
+enum {
+        GLOBAL_VMSTAT,
+        GLOBAL_MEMINFO,
+        GLOBAL_VM_KNOB_FIRST,                          /* one per vm knob file, in read_vm_knobs() order */
+        GLOBAL_CLASS_BDI = GLOBAL_VM_KNOB_FIRST + 6,
+        GLOBAL_MOUNTINFO,
+        N_GLOBAL_POINTS,
+};
+enum {
+        DEVICE_KNOBS,           /* the BDI's sysfs dir and its knob files: the first that failed */
+        DEVICE_STATS,           /* debugfs bdi/<dev>/stats */
+        DEVICE_WB_STATS,        /* debugfs bdi/<dev>/wb_stats */
+        DEVICE_BLOCKSTAT,       /* /sys/dev/block/<devnum>/stat */
+        N_DEVICE_POINTS,
+};
+
+/* What is carried from one sample of a BDI to the next. */
 typedef struct prev_bdi {
         char bdi[64];
         stats_source source;
         uint64_t dirtied_total_bytes;
         uint64_t written_total_bytes;
+        bdi_knobs knobs;                 /* as last read */
+        uint64_t knobs_tick;             /* ctx->tick of that read */
+        uint64_t knobs_read_usec;
+        bool knobs_stale;                /* observe_knobs_changed() since: read them next tick */
+        int errors[N_DEVICE_POINTS];     /* last failure of each read point, 0 if it read fine */
 } prev_bdi;
 
 struct observe_ctx {
@@ -32,12 +59,17 @@ struct observe_ctx {
         bool fallback_logged;
         uint64_t page_size;
 
+        uint64_t tick;                  /* samples taken */
         bool have_prev;
         uint64_t prev_time_usec;
         uint64_t prev_dirtied_total_bytes;
         uint64_t prev_written_total_bytes;
+        vm_knobs prev_vm_knobs;
         prev_bdi *prev;                 /* sorted like sample.devices */
         size_t n_prev;
+        int global_errors[N_GLOBAL_POINTS];
+        char **vanished;                /* BDIs listed but gone when read, last tick: told once */
+        size_t n_vanished;
         disk_cache disks;               /* sysfs facts of block devices, across ticks */
         /* during read_devices() only, else -1: the directories every BDI's files are opened relative to */
         int class_bdi_fd;               /* <root>/sys/class/bdi */
@@ -102,10 +134,6 @@ static int bdi_name_cmp(const char *a, const char *b) {
         return c != 0 ? c : strcmp(a, b);
 }
 
-static int device_cmp(const void *a, const void *b) {
-        return bdi_name_cmp(((const bdi_device *) a)->bdi, ((const bdi_device *) b)->bdi);
-}
-
 int observe_new(const char *root, bool mount_debugfs, observe_ctx **ret) {
         observe_ctx *ctx;
         long ps;
@@ -123,11 +151,18 @@ int observe_new(const char *root, bool mount_debugfs, observe_ctx **ret) {
         return 0;
 }
 
+static void free_names(char **names, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+}
+
 observe_ctx *observe_free(observe_ctx *ctx) {
         if (!ctx)
                 return NULL;
         free(ctx->root);
         free(ctx->prev);
+        free_names(ctx->vanished, ctx->n_vanished);
         disk_cache_done(&ctx->disks);
         free(ctx);
         return NULL;
@@ -213,8 +248,51 @@ static int parse_kv_fields(char *buf, kv_field *fields, size_t n) {
         return 0;
 }
 
-/* A global /proc file of "key value" lines: missing fields read as 0 (logged); an unreadable file fails. */
-static int read_global_kv(observe_ctx *ctx, const char *file, kv_field *fields, size_t n) {
+/* Not worth an admin's attention: a file an older kernel does not have, a BDI debugfs never knew, a
+ * device that went away. Anything else is, once. */
+static bool read_failed(int r, bool enoent_ok) {
+        return r < 0 && !(enoent_ok && (r == -ENOENT || r == -ENODEV));
+}
+
+/* Tell the result r of reading a file, whose failure last tick is *last (0: none): a warning when it
+ * starts failing (or fails differently), a line when it reads again, debug in between; path_fmt is
+ * only formatted when something is logged. consequence says what the failure means for the sample.
+ * enoent_ok: the file may be missing (and the device may have gone). */
+static void note_read(int *last, int r, bool enoent_ok, const char *consequence, const char *path_fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+static void note_read(int *last, int r, bool enoent_ok, const char *consequence, const char *path_fmt, ...) {
+        char path[PATH_MAX];
+        va_list ap;
+
+        if (!read_failed(r, enoent_ok)) {
+                if (*last == 0)
+                        return;                     /* the usual case: fine, and fine before */
+                if (r < 0) {                        /* gone: nothing more to say about it */
+                        *last = 0;
+                        return;
+                }
+        } else if (*last == r && log_get_max_level() < LOG_DEBUG)
+                return;
+
+        va_start(ap, path_fmt);
+        vsnprintf(path, sizeof(path), path_fmt, ap);
+        va_end(ap);
+        if (!read_failed(r, enoent_ok)) {
+                log_info("%s reads again.", path);
+                *last = 0;
+        } else if (*last == r)
+                log_debug_errno(r, "Still cannot read %s: %m", path);
+        else {
+                *last = r;
+                if (r == -ENODATA || r == -EINVAL || r == -ERANGE)
+                        log_warning_errno(r, "Malformed %s (%m): %s.", path, consequence);
+                else
+                        log_warning_errno(r, "Cannot read %s: %m; %s.", path, consequence);
+        }
+}
+
+/* A global /proc file of "key value" lines: missing fields read as 0 (reported); an unreadable file fails. */
+static int read_global_kv(observe_ctx *ctx, unsigned point, const char *file, kv_field *fields, size_t n) {
         _cleanup_free_ char *path = root_path(ctx, "%s", file), *buf = NULL;
         int r;
 
@@ -223,10 +301,10 @@ static int read_global_kv(observe_ctx *ctx, const char *file, kv_field *fields, 
         r = read_file_full(path, &buf, NULL);
         if (r >= 0)
                 r = parse_kv_fields(buf, fields, n);
-        if (r == -ENODATA)
-                log_debug("Some fields are missing or malformed in %s, using 0 for them", path);
-        else if (r < 0)
-                return log_error_errno(r, "Failed to read %s: %m", path);
+        note_read(&ctx->global_errors[point], r, false,
+                  r == -ENODATA ? "using 0 for the fields it lacks" : "no sample until it reads again", "%s", path);
+        if (r < 0 && r != -ENODATA)
+                return r;
         return 0;
 }
 
@@ -242,7 +320,7 @@ static int read_vmstat(observe_ctx *ctx, global_state *g) {
         };
         int r;
 
-        r = read_global_kv(ctx, "/proc/vmstat", f, ELEMENTSOF(f));
+        r = read_global_kv(ctx, GLOBAL_VMSTAT, "/proc/vmstat", f, ELEMENTSOF(f));
         if (r < 0)
                 return r;
 
@@ -263,7 +341,7 @@ static int read_meminfo(observe_ctx *ctx, global_state *g) {
         };
         int r;
 
-        r = read_global_kv(ctx, "/proc/meminfo", f, ELEMENTSOF(f));
+        r = read_global_kv(ctx, GLOBAL_MEMINFO, "/proc/meminfo", f, ELEMENTSOF(f));
         if (r < 0)
                 return r;
 
@@ -272,7 +350,7 @@ static int read_meminfo(observe_ctx *ctx, global_state *g) {
         return 0;
 }
 
-static int read_vm_knob(observe_ctx *ctx, const char *name, uint64_t *ret) {
+static int read_vm_knob(observe_ctx *ctx, const char *name, int *error, uint64_t *ret) {
         _cleanup_free_ char *path = NULL;
         int r;
 
@@ -280,9 +358,8 @@ static int read_vm_knob(observe_ctx *ctx, const char *name, uint64_t *ret) {
         if (!path)
                 return -ENOMEM;
         r = read_u64_file(path, ret);
-        if (r < 0)
-                return log_error_errno(r, "Failed to read %s: %m", path);
-        return 0;
+        note_read(error, r, false, "no sample until it reads again", "%s", path);
+        return r;
 }
 
 static uint32_t clamp_u32(uint64_t v) {
@@ -298,7 +375,7 @@ static int read_vm_knobs(observe_ctx *ctx, vm_knobs *k) {
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                r = read_vm_knob(ctx, names[i], &v[i]);
+                r = read_vm_knob(ctx, names[i], &ctx->global_errors[GLOBAL_VM_KNOB_FIRST + i], &v[i]);
                 if (r < 0)
                         return r;
         }
@@ -313,8 +390,10 @@ static int read_vm_knobs(observe_ctx *ctx, vm_knobs *k) {
         return 0;
 }
 
-/* Knob files that exist set their have bit; -ENODEV if the BDI went away meanwhile. */
-static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bdi_knobs *k) {
+/* Knob files that exist set their have bit. -ENODEV if the BDI went away meanwhile; any other failure
+ * leaves that knob out (have bit clear: nothing will write it) and is reported once. only_bytes: read
+ * just the *_bytes files again and keep the rest of *k. */
+static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bool only_bytes, bdi_knobs *k, int *error) {
         static const struct {
                 const char *file;
                 unsigned bit;
@@ -329,26 +408,41 @@ static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bdi_knobs *k) {
                 { "max_bytes",      BDI_HAVE_MAX_BYTES,      offsetof(bdi_knobs, max_bytes),      false },
                 { "strict_limit",   BDI_HAVE_STRICT_LIMIT,   offsetof(bdi_knobs, strict_limit),   true  },
         };
+        static const char consequence[] = "nothing will be written to a knob that does not read";
         _cleanup_close_ int dirfd = -1;
         bool any_gone = false;
+        const char *failed_file = NULL;
+        int failure = 0;
 
-        *k = (bdi_knobs) {};
+        if (only_bytes) {
+                k->have &= ~(unsigned) (BDI_HAVE_MIN_BYTES | BDI_HAVE_MAX_BYTES);
+                k->min_bytes = k->max_bytes = 0;
+        } else
+                *k = (bdi_knobs) {};
         /* one lookup of the directory (relative to the tick's /sys/class/bdi fd), then each knob in it */
         dirfd = openat(ctx->class_bdi_fd, bdi, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dirfd < 0)
-                return errno == ENOENT ? -ENODEV : -errno;
+        if (dirfd < 0) {
+                if (errno == ENOENT)
+                        return -ENODEV;
+                note_read(error, -errno, true, consequence, "%s/sys/class/bdi/%s", ctx->root, bdi);
+                return 0;
+        }
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
                 uint64_t v;
                 int r;
 
+                if (only_bytes && !(table[i].bit & (BDI_HAVE_MIN_BYTES | BDI_HAVE_MAX_BYTES)))
+                        continue;
                 r = read_u64_file_at(dirfd, table[i].file, &v);
                 if (r < 0) {
                         if (r == -ENODEV)
                                 return r;
                         if (r == -ENOENT)
                                 any_gone = true;
-                        else
-                                log_debug_errno(r, "Ignoring %s/sys/class/bdi/%s/%s: %m", ctx->root, bdi, table[i].file);
+                        else if (!failure) {
+                                failure = r;
+                                failed_file = table[i].file;
+                        }
                         continue;
                 }
                 k->have |= table[i].bit;
@@ -361,6 +455,8 @@ static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bdi_knobs *k) {
         /* A missing knob file is an older kernel, unless the whole BDI is gone. */
         if (any_gone && faccessat(ctx->class_bdi_fd, bdi, F_OK, 0) < 0)
                 return -ENODEV;
+        note_read(error, failure, true, consequence, "%s/sys/class/bdi/%s/%s", ctx->root, bdi,
+                  failed_file ? failed_file : "*");
         return 0;
 }
 
@@ -487,37 +583,52 @@ static int read_blockstat(observe_ctx *ctx, bdi_device *d) {
         return 0;
 }
 
-static void read_device_stats(observe_ctx *ctx, bool debugfs, bdi_device *d) {
+/* The figures of d; results[] gets each stats read point's result, NOT_READ for those not tried. */
+#define NOT_READ INT_MIN
+static void read_device_stats(observe_ctx *ctx, bool debugfs, bdi_device *d, int *results) {
         int r;
 
+        for (unsigned i = 0; i < N_DEVICE_POINTS; i++)
+                results[i] = NOT_READ;
         if (debugfs) {
-                r = read_debugfs_stats(ctx, d);
+                r = results[DEVICE_STATS] = read_debugfs_stats(ctx, d);
                 if (r >= 0) {
                         d->source = STATS_SOURCE_DEBUGFS;
-                        r = read_debugfs_wb_stats(ctx, d);
-                        if (r < 0)
-                                log_debug_errno(r, "No WbWriteBandwidth for %s: %m", d->bdi);
+                        results[DEVICE_WB_STATS] = read_debugfs_wb_stats(ctx, d);
                         return;
                 }
                 d->dirty_bytes = d->writeback_bytes = d->thresh_bytes = 0;
                 d->dirtied_total_bytes = d->written_total_bytes = d->kernel_bw_bytes_per_s = 0;
                 /* Malformed figures are not to be trusted; a missing dir may be a BDI debugfs never knew. */
                 if (r != -ENOENT) {
-                        log_debug_errno(r, "Ignoring debugfs stats of %s: %m", d->bdi);
                         d->source = STATS_SOURCE_NONE;
                         return;
                 }
         }
 
-        r = read_blockstat(ctx, d);
+        r = results[DEVICE_BLOCKSTAT] = read_blockstat(ctx, d);
         if (r < 0) {
-                if (r != -ENODEV && r != -ENOENT)
-                        log_debug_errno(r, "Ignoring block stat of %s: %m", d->bdi);
                 d->written_total_bytes = 0;
                 d->source = STATS_SOURCE_NONE;
                 return;
         }
         d->source = STATS_SOURCE_BLOCKSTAT;
+}
+
+/* Report the stats reads of a device that is in the sample (a device that went meanwhile has nothing to tell). */
+static void note_device_stats(observe_ctx *ctx, const bdi_device *d, const int *results, int *errors) {
+        static const char consequence[] = "no per-device figures for it until it reads again";
+
+        if (results[DEVICE_STATS] != NOT_READ)
+                note_read(&errors[DEVICE_STATS], results[DEVICE_STATS], true, consequence,
+                          "%s/sys/kernel/debug/bdi/%s/stats", ctx->root, d->bdi);
+        if (results[DEVICE_WB_STATS] != NOT_READ)
+                note_read(&errors[DEVICE_WB_STATS], results[DEVICE_WB_STATS], true,
+                          "no WbWriteBandwidth for it until it reads again",
+                          "%s/sys/kernel/debug/bdi/%s/wb_stats", ctx->root, d->bdi);
+        if (results[DEVICE_BLOCKSTAT] != NOT_READ)
+                note_read(&errors[DEVICE_BLOCKSTAT], results[DEVICE_BLOCKSTAT], true, consequence,
+                          "%s/sys/dev/block/%u:%u/stat", ctx->root, d->major, d->minor);
 }
 
 static void bdi_device_done(bdi_device *d) {
@@ -528,14 +639,65 @@ static void bdi_device_done(bdi_device *d) {
         d->n_mounts = 0;
 }
 
-/* 0, or -ENODEV if the BDI vanished while reading it, or -ENOMEM. */
-static int read_device(observe_ctx *ctx, const mount_table *mounts, bool debugfs, const char *bdi,
-                       bdi_device *d) {
+/* Which knob files to read this tick. */
+typedef enum knobs_read {
+        KNOBS_CARRY,            /* none: carry the last values */
+        KNOBS_BYTES,            /* the *_bytes files: views of the ratios through the global limit */
+        KNOBS_ALL,
+} knobs_read;
+
+/* All of them on a device's first sample, every KNOBS_REREAD_TICKS ticks (a change by hand shows
+ * within that), after observe_knobs_changed(), and when the device was replaced (its counters went back
+ * or its figures' source changed: a detached and reattached loop device); only the *_bytes files when a
+ * vm knob changed (the kernel keeps ratios, and a new global limit changes what their bytes read). */
+static knobs_read knobs_due(const observe_ctx *ctx, const prev_bdi *p, const bdi_device *d, bool vm_knobs_changed) {
+        if (!p || p->knobs_stale || ctx->tick - p->knobs_tick >= KNOBS_REREAD_TICKS ||
+            p->source != d->source ||
+            d->written_total_bytes < p->written_total_bytes ||
+            d->dirtied_total_bytes < p->dirtied_total_bytes)
+                return KNOBS_ALL;
+        return vm_knobs_changed ? KNOBS_BYTES : KNOBS_CARRY;
+}
+
+/* Spread the devices' re-reads over the ticks: a device's first read counts as made up to
+ * KNOBS_REREAD_TICKS - 1 ticks earlier, by its name. */
+static uint64_t knobs_phase(const char *bdi) {
+        unsigned h = 0;
+
+        for (const char *c = bdi; *c; c++)
+                h = h * 31 + (unsigned char) *c;
+        return h % KNOBS_REREAD_TICKS;
+}
+
+static void derive_device(uint64_t elapsed_usec, const prev_bdi *p, bdi_device *d) {
+        uint64_t best_bw;
+
+        d->backlog_bytes = add_sat(d->dirty_bytes, d->writeback_bytes);
+        if (p && p->source == d->source && d->source != STATS_SOURCE_NONE && elapsed_usec > 0 &&
+            d->written_total_bytes >= p->written_total_bytes &&
+            d->dirtied_total_bytes >= p->dirtied_total_bytes) {
+                d->write_bw_bytes_per_s = rate_per_s(d->written_total_bytes - p->written_total_bytes, elapsed_usec);
+                d->dirty_rate_bytes_per_s = rate_per_s(d->dirtied_total_bytes - p->dirtied_total_bytes, elapsed_usec);
+                d->seen_before = true;
+        }
+
+        best_bw = bdi_device_best_bw(d);
+        d->backlog_s = best_bw > 0 ? (double) d->backlog_bytes / (double) best_bw : 0.0;
+}
+
+/* One BDI, p its previous sample (NULL if new), into d and what to carry to the next tick into next.
+ * 0, or -ENODEV if the BDI vanished while reading it, or -ENOMEM. */
+static int read_device(observe_ctx *ctx, const mount_table *mounts, const sample *s, uint64_t elapsed_usec,
+                       bool vm_knobs_changed, const char *bdi, const prev_bdi *p, bdi_device *d, prev_bdi *next) {
+        int results[N_DEVICE_POINTS];
         unsigned major, minor;
         char tail;
         int r;
 
         *d = (bdi_device) {};
+        *next = (prev_bdi) {};
+        if (p)
+                memcpy(next->errors, p->errors, sizeof(next->errors));
         snprintf(d->bdi, sizeof(d->bdi), "%s", bdi);
         if (sscanf(bdi, "%u:%u%c", &major, &minor, &tail) == 2) {
                 d->major = major;
@@ -543,15 +705,43 @@ static int read_device(observe_ctx *ctx, const mount_table *mounts, bool debugfs
                 d->has_devnum = true;
         }
 
-        r = read_bdi_knobs(ctx, bdi, &d->knobs);
-        if (r < 0)
-                return r;
+        read_device_stats(ctx, s->debugfs, d, results);
+        switch (knobs_due(ctx, p, d, vm_knobs_changed)) {
+        case KNOBS_ALL:
+                r = read_bdi_knobs(ctx, bdi, false, &d->knobs, &next->errors[DEVICE_KNOBS]);
+                if (r < 0)
+                        return r;
+                d->knobs_read_usec = s->time_usec;
+                next->knobs_tick = p ? ctx->tick : ctx->tick - knobs_phase(bdi);
+                break;
+        case KNOBS_BYTES:
+                d->knobs = p->knobs;
+                r = read_bdi_knobs(ctx, bdi, true, &d->knobs, &next->errors[DEVICE_KNOBS]);
+                if (r < 0)
+                        return r;
+                d->knobs_read_usec = p->knobs_read_usec;
+                next->knobs_tick = p->knobs_tick;
+                break;
+        case KNOBS_CARRY:
+                d->knobs = p->knobs;
+                d->knobs_read_usec = p->knobs_read_usec;
+                next->knobs_tick = p->knobs_tick;
+                break;
+        }
+        note_device_stats(ctx, d, results, next->errors);
         r = devnames_describe(ctx->root, mounts, &ctx->disks, d);
         if (r < 0) {
                 bdi_device_done(d);
                 return r;
         }
-        read_device_stats(ctx, debugfs, d);
+        derive_device(elapsed_usec, p, d);
+
+        memcpy(next->bdi, d->bdi, sizeof(next->bdi));
+        next->source = d->source;
+        next->dirtied_total_bytes = d->dirtied_total_bytes;
+        next->written_total_bytes = d->written_total_bytes;
+        next->knobs = d->knobs;
+        next->knobs_read_usec = d->knobs_read_usec;
         return 0;
 }
 
@@ -584,28 +774,24 @@ static int prev_cmp(const void *bdi, const void *elem) {
         return bdi_name_cmp(bdi, ((const prev_bdi *) elem)->bdi);
 }
 
-static const prev_bdi *find_prev(const observe_ctx *ctx, const char *bdi) {
+static prev_bdi *find_prev(const observe_ctx *ctx, const char *bdi) {
         bool found;
         size_t i = search_sorted(ctx->prev, ctx->n_prev, sizeof(*ctx->prev), bdi, prev_cmp, &found);
 
         return found ? &ctx->prev[i] : NULL;
 }
 
-static void derive_device(const observe_ctx *ctx, uint64_t elapsed_usec, bdi_device *d) {
-        const prev_bdi *p = ctx->have_prev ? find_prev(ctx, d->bdi) : NULL;
-        uint64_t best_bw;
+void observe_knobs_changed(observe_ctx *ctx, const char *bdi) {
+        prev_bdi *p;
 
-        d->backlog_bytes = add_sat(d->dirty_bytes, d->writeback_bytes);
-        if (p && p->source == d->source && d->source != STATS_SOURCE_NONE && elapsed_usec > 0 &&
-            d->written_total_bytes >= p->written_total_bytes &&
-            d->dirtied_total_bytes >= p->dirtied_total_bytes) {
-                d->write_bw_bytes_per_s = rate_per_s(d->written_total_bytes - p->written_total_bytes, elapsed_usec);
-                d->dirty_rate_bytes_per_s = rate_per_s(d->dirtied_total_bytes - p->dirtied_total_bytes, elapsed_usec);
-                d->seen_before = true;
+        if (!bdi) {
+                for (size_t i = 0; i < ctx->n_prev; i++)
+                        ctx->prev[i].knobs_stale = true;
+                return;
         }
-
-        best_bw = bdi_device_best_bw(d);
-        d->backlog_s = best_bw > 0 ? (double) d->backlog_bytes / (double) best_bw : 0.0;
+        p = find_prev(ctx, bdi);
+        if (p)
+                p->knobs_stale = true;
 }
 
 static void derive_global(const observe_ctx *ctx, uint64_t elapsed_usec, global_state *g) {
@@ -617,77 +803,105 @@ static void derive_global(const observe_ctx *ctx, uint64_t elapsed_usec, global_
         g->write_rate_bytes_per_s = rate_per_s(g->written_total_bytes - ctx->prev_written_total_bytes, elapsed_usec);
 }
 
-static int remember(observe_ctx *ctx, const sample *s) {
-        prev_bdi *p = NULL;
+static int cmp_name_ptr(const void *a, const void *b) {
+        return bdi_name_cmp(*(char *const *) a, *(char *const *) b);
+}
 
-        if (s->n_devices > 0) {
-                p = calloc(s->n_devices, sizeof(*p));
-                if (!p)
-                        return -ENOMEM;
-        }
-        for (size_t i = 0; i < s->n_devices; i++) {
-                const bdi_device *d = &s->devices[i];
+/* The BDI names under <root>/sys/class/bdi, in sample order. */
+static int list_bdis(DIR *dir, char ***ret, size_t *ret_n) {
+        char **names = NULL;
+        size_t n = 0, allocated = 0;
+        struct dirent *de;
 
-                memcpy(p[i].bdi, d->bdi, sizeof(p[i].bdi));
-                p[i].source = d->source;
-                p[i].dirtied_total_bytes = d->dirtied_total_bytes;
-                p[i].written_total_bytes = d->written_total_bytes;
+        while ((de = readdir(dir))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                if (strlen(de->d_name) >= sizeof(((bdi_device *) NULL)->bdi)) {
+                        log_debug("Ignoring BDI with overlong name %s", de->d_name);
+                        continue;
+                }
+                if (n == allocated) {
+                        size_t grow = MAX(allocated * 2, 64);
+                        char **v = reallocarray(names, grow, sizeof(char *));
+
+                        if (!v) {
+                                free_names(names, n);
+                                return -ENOMEM;
+                        }
+                        names = v;
+                        allocated = grow;
+                }
+                names[n++] = xstrdup(de->d_name);
         }
-        free(ctx->prev);
-        ctx->prev = p;
-        ctx->n_prev = s->n_devices;
-        ctx->have_prev = true;
-        ctx->prev_time_usec = s->time_usec;
-        ctx->prev_dirtied_total_bytes = s->global.dirtied_total_bytes;
-        ctx->prev_written_total_bytes = s->global.written_total_bytes;
+        if (n > 1)
+                qsort(names, n, sizeof(char *), cmp_name_ptr);
+        *ret = names;
+        *ret_n = n;
         return 0;
 }
 
-static int read_devices_in(observe_ctx *ctx, sample *s) {
+/* Read every BDI into s->devices and what to carry to the next tick into *ret_next (sorted alike).
+ * -ENOTDIR if <root>/sys/class/bdi could not be listed (reported): no devices, nothing to carry. */
+static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, bool vm_knobs_changed,
+                           prev_bdi **ret_next) {
         _cleanup_free_ char *dir_path = NULL;
         _cleanup_closedir_ DIR *dir = NULL;
+        _cleanup_free_ prev_bdi *next = NULL;
         mount_table mounts = {};
-        struct dirent *de;
-        int r = 0;
+        char **names = NULL, **vanished = NULL;
+        size_t n_names = 0, n_vanished = 0, j = 0;
+        int r;
 
         dir_path = root_path(ctx, "/sys/class/bdi");
         if (!dir_path)
                 return -ENOMEM;
         dir = opendir(dir_path);
-        if (!dir) {
-                log_debug_errno(errno, "Failed to open %s, no devices: %m", dir_path);
-                return 0;
-        }
+        note_read(&ctx->global_errors[GLOBAL_CLASS_BDI], dir ? 0 : -errno, false, "the sample has no devices", "%s",
+                  dir_path);
+        if (!dir)
+                return -ENOTDIR;        /* told; the caller keeps what it carries */
         ctx->class_bdi_fd = dirfd(dir);
+        r = list_bdis(dir, &names, &n_names);
+        if (r < 0)
+                return r;
+        if (n_names > 0) {
+                s->devices = calloc(n_names, sizeof(bdi_device));
+                next = calloc(n_names, sizeof(prev_bdi));
+                vanished = calloc(n_names, sizeof(char *));
+                if (!s->devices || !next || !vanished) {
+                        free(vanished);
+                        free_names(names, n_names);
+                        return -ENOMEM;
+                }
+        }
 
         disk_cache_begin(&ctx->disks, s->time_usec);
         r = mount_table_read(ctx->root, &ctx->disks, &mounts);
-        if (r == -ENOMEM) {
-                disk_cache_end(&ctx->disks);
-                return r;
-        }
-        if (r < 0)
-                log_debug_errno(r, "Failed to read mountinfo, devices will have no mounts: %m");
+        note_read(&ctx->global_errors[GLOBAL_MOUNTINFO], r == -ENOMEM ? 0 : r, false, "devices have no mounts",
+                  "%s/proc/self/mountinfo", ctx->root);
+        if (r == -ENOMEM)
+                goto finish;
 
-        while ((de = readdir(dir))) {
-                bdi_device *n;
+        r = 0;
+        for (size_t i = 0; i < n_names; i++) {
+                const prev_bdi *p = NULL;
 
-                if (de->d_name[0] == '.')
-                        continue;
-                if (strlen(de->d_name) >= sizeof(s->devices[0].bdi)) {
-                        log_debug("Ignoring BDI with overlong name %s", de->d_name);
-                        continue;
-                }
-
-                n = realloc(s->devices, (s->n_devices + 1) * sizeof(*n));
-                if (!n) {
-                        r = -ENOMEM;
-                        break;
-                }
-                s->devices = n;
-                r = read_device(ctx, &mounts, s->debugfs, de->d_name, &s->devices[s->n_devices]);
+                /* both lists are in sample order: walk the previous one along */
+                while (ctx->have_prev && j < ctx->n_prev && bdi_name_cmp(ctx->prev[j].bdi, names[i]) < 0)
+                        j++;
+                if (ctx->have_prev && j < ctx->n_prev && strcmp(ctx->prev[j].bdi, names[i]) == 0)
+                        p = &ctx->prev[j];
+                r = read_device(ctx, &mounts, s, elapsed_usec, vm_knobs_changed, names[i], p,
+                                &s->devices[s->n_devices], &next[s->n_devices]);
                 if (r == -ENODEV) {
-                        log_debug("BDI %s vanished while reading it, skipping", de->d_name);
+                        bool told = false;
+
+                        for (size_t k = 0; k < ctx->n_vanished && !told; k++)
+                                told = strcmp(ctx->vanished[k], names[i]) == 0;
+                        log_full_errno(told ? LOG_DEBUG : LOG_INFO, 0,
+                                       "%s/sys/class/bdi/%s went away while it was read; it is not in this sample.",
+                                       ctx->root, names[i]);
+                        vanished[n_vanished++] = TAKE_PTR(names[i]);
                         r = 0;
                         continue;
                 }
@@ -695,19 +909,25 @@ static int read_devices_in(observe_ctx *ctx, sample *s) {
                         break;
                 s->n_devices++;
         }
+finish:
         disk_cache_end(&ctx->disks);
         mount_table_done(&mounts);
-        if (r < 0)
+        free_names(names, n_names);
+        if (r < 0) {
+                free_names(vanished, n_vanished);
                 return r;
-
-        if (s->n_devices > 0)
-                qsort(s->devices, s->n_devices, sizeof(bdi_device), device_cmp);
+        }
+        free_names(ctx->vanished, ctx->n_vanished);
+        ctx->vanished = vanished;
+        ctx->n_vanished = n_vanished;
+        *ret_next = TAKE_PTR(next);
         return 0;
 }
 
 /* Every BDI's files are opened relative to two directory fds held for the tick: with 1000 BDIs the
  * path walks from / were most of the tick's cost. */
-static int read_devices(observe_ctx *ctx, sample *s) {
+static int read_devices(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, bool vm_knobs_changed,
+                        prev_bdi **ret_next) {
         int r;
 
         if (s->debugfs) {
@@ -715,7 +935,7 @@ static int read_devices(observe_ctx *ctx, sample *s) {
 
                 ctx->debugfs_bdi_fd = p ? open(p, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
         }
-        r = read_devices_in(ctx, s);
+        r = read_devices_in(ctx, s, elapsed_usec, vm_knobs_changed, ret_next);
         ctx->class_bdi_fd = -1;            /* was the DIR's fd, closed with it */
         if (ctx->debugfs_bdi_fd >= 0)
                 close(ctx->debugfs_bdi_fd);
@@ -723,9 +943,18 @@ static int read_devices(observe_ctx *ctx, sample *s) {
         return r;
 }
 
+static bool vm_knobs_equal(const vm_knobs *a, const vm_knobs *b) {
+        return a->dirty_bytes == b->dirty_bytes && a->dirty_background_bytes == b->dirty_background_bytes &&
+               a->dirty_ratio == b->dirty_ratio && a->dirty_background_ratio == b->dirty_background_ratio &&
+               a->dirty_writeback_centisecs == b->dirty_writeback_centisecs &&
+               a->dirty_expire_centisecs == b->dirty_expire_centisecs;
+}
+
 int observe_sample_at(observe_ctx *ctx, uint64_t time_usec, sample *ret) {
         sample s = { .time_usec = time_usec };
+        prev_bdi *next = NULL;
         uint64_t elapsed_usec;
+        bool vm_knobs_changed;
         int r;
 
         r = read_vmstat(ctx, &s.global);
@@ -738,23 +967,28 @@ int observe_sample_at(observe_ctx *ctx, uint64_t time_usec, sample *ret) {
         if (r < 0)
                 return r;
 
+        elapsed_usec = ctx->have_prev && time_usec > ctx->prev_time_usec ? time_usec - ctx->prev_time_usec : 0;
+        vm_knobs_changed = !ctx->have_prev || !vm_knobs_equal(&ctx->prev_vm_knobs, &s.global.knobs);
         s.debugfs = debugfs_available(ctx);
-        r = read_devices(ctx, &s);
-        if (r < 0) {
+        r = read_devices(ctx, &s, elapsed_usec, vm_knobs_changed, &next);
+        if (r < 0 && r != -ENOTDIR) {
                 sample_done(&s);
                 return log_error_errno(r, "Failed to read BDIs: %m");
         }
-
-        elapsed_usec = ctx->have_prev && time_usec > ctx->prev_time_usec ? time_usec - ctx->prev_time_usec : 0;
         derive_global(ctx, elapsed_usec, &s.global);
-        for (size_t i = 0; i < s.n_devices; i++)
-                derive_device(ctx, elapsed_usec, &s.devices[i]);
 
-        r = remember(ctx, &s);
-        if (r < 0) {
-                sample_done(&s);
-                return r;
+        /* /sys/class/bdi did not list: a sample without devices, but the devices did not go away */
+        if (r != -ENOTDIR) {
+                free(ctx->prev);
+                ctx->prev = next;
+                ctx->n_prev = s.n_devices;
         }
+        ctx->have_prev = true;
+        ctx->tick++;
+        ctx->prev_time_usec = s.time_usec;
+        ctx->prev_dirtied_total_bytes = s.global.dirtied_total_bytes;
+        ctx->prev_written_total_bytes = s.global.written_total_bytes;
+        ctx->prev_vm_knobs = s.global.knobs;
         *ret = s;
         return 0;
 }

@@ -82,7 +82,9 @@ typedef struct bdi_device {
         size_t n_mounts;
         char model[64];         /* /sys/block/<dev>/device/model, "" if none */
         unsigned traits;        /* BDI_TRAIT_* */
-        bdi_knobs knobs;
+        bdi_knobs knobs;        /* see observe_knobs_changed() */
+        uint64_t knobs_read_usec; /* when the knob files were read (a few ticks ago at most); min_bytes and
+                                   * max_bytes are read again as soon as a vm knob changes */
 
         stats_source source;
         /* from debugfs stats (bytes; 0 when not available) */
@@ -133,10 +135,16 @@ int observe_new(const char *root, bool mount_debugfs, observe_ctx **ret);
 observe_ctx *observe_free(observe_ctx *ctx);
 
 /* Read one snapshot; derived rates are computed against the previous call's sample.
- * BDIs that vanish mid-read are dropped silently. 0 or -errno (only if the global files fail). */
+ * BDIs that vanish mid-read are dropped. A file that fails to read is reported once when it starts
+ * failing and once when it reads again, not every tick. 0 or -errno (only if the global files fail). */
 int observe_sample(observe_ctx *ctx, sample *ret);
 /* The same with the caller's CLOCK_MONOTONIC time (tests use it to get exact rates). */
 int observe_sample_at(observe_ctx *ctx, uint64_t time_usec, sample *ret);
+
+/* The knob files of bdi (NULL: of every device) were written: read them again next sample. Without it
+ * they are read on a device's first sample, when a device is replaced, and every few ticks (so that a
+ * change by hand shows within a few ticks); min_bytes and max_bytes also when a vm knob changed. */
+void observe_knobs_changed(observe_ctx *ctx, const char *bdi);
 
 /* Free what a sample owns (devices and their mounts), leaving it zeroed. */
 void sample_done(sample *s);

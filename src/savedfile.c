@@ -37,6 +37,10 @@ static int fail(char **ret_error, int r, const char *format, ...) {
         return r;
 }
 
+void saved_file_checksum_line(const char *body, size_t size, char *buf, size_t buf_size) {
+        snprintf(buf, buf_size, "%s %s %016" PRIx64 "\n", CHECKSUM_WORD, CHECKSUM_ALGO, fnv1a64(body, size));
+}
+
 /* ---- writing ------------------------------------------------------------------------------ */
 
 static void print_setting(FILE *f, const char *word, knob_id k, knob_setting s) {

@@ -35,6 +35,9 @@ unsigned long saved_file_writes(void);
  * checksum or a line is wrong) or another -errno. On failure *ret_error says why, naming the line. */
 int saved_file_read(const char *path, uint64_t page_size, saved_entry **ret_entries, size_t *ret_n, char **ret_error);
 
+/* The checksum line a body (everything before it) needs: "checksum fnv1a64 <16 hex>\n". */
+void saved_file_checksum_line(const char *body, size_t size, char *buf, size_t buf_size);
+
 /* The same checks on a buffer (the file's content); for tests and the fuzzer. */
 int saved_file_parse(const char *buf, size_t size, uint64_t page_size, saved_entry **ret_entries, size_t *ret_n,
                      char **ret_error);

@@ -21,10 +21,14 @@ int read_file_full(const char *path, char **ret, size_t *ret_size) {
         return read_file_full_at(AT_FDCWD, path, ret, ret_size);
 }
 
+/* A signal may interrupt a read; a file that keeps failing with EINTR must not keep us looping. */
+#define EINTR_RETRIES 8
+
 int read_file_full_at(int dirfd, const char *path, char **ret, size_t *ret_size) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, allocated = 0;
+        unsigned interrupted = 0;
 
         fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
@@ -47,7 +51,7 @@ int read_file_full_at(int dirfd, const char *path, char **ret, size_t *ret_size)
                 }
                 n = read(fd, buf + size, allocated - size - 1);
                 if (n < 0) {
-                        if (errno == EINTR)
+                        if (errno == EINTR && ++interrupted < EINTR_RETRIES)
                                 continue;
                         return -errno;
                 }
@@ -68,7 +72,8 @@ int read_one_line(const char *path, char *buf, size_t size) {
 
 int read_one_line_at(int dirfd, const char *path, char *buf, size_t size) {
         _cleanup_close_ int fd = -1;
-        ssize_t n;
+        size_t len = 0;
+        unsigned interrupted = 0;
         char *nl;
 
         if (size < 2)
@@ -76,12 +81,20 @@ int read_one_line_at(int dirfd, const char *path, char *buf, size_t size) {
         fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
-        do
-                n = read(fd, buf, size - 1);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return -errno;
-        buf[n] = 0;
+        /* sysfs gives a value in one read; a short read must not cut a number, so go on to the newline */
+        for (;;) {
+                ssize_t n = read(fd, buf + len, size - 1 - len);
+
+                if (n < 0) {
+                        if (errno == EINTR && ++interrupted < EINTR_RETRIES)
+                                continue;
+                        return -errno;
+                }
+                len += (size_t) n;
+                buf[len] = 0;
+                if (n == 0 || len == size - 1 || memchr(buf + len - (size_t) n, '\n', (size_t) n))
+                        break;
+        }
         nl = strchr(buf, '\n');
         if (nl)
                 *nl = 0;

@@ -450,6 +450,151 @@ static void test_syntax_details(void) {
         }
 }
 
+#define DEVICE_ALLOWED_TEXT "device \"<glob>\", device \"MAJ:MIN\" or device \"<trait>\" with trait one of rotational, removable, usb, nfs, fuse"
+
+/* A device number with too many digits is still a device number, and a broken glob is refused. */
+static void test_device_matches(void) {
+        _cleanup_free_ char *errs = NULL;
+        config c;
+
+        check_one("[device \"99999999999999999999:1\"]\n",
+                  "[device \"99999999999999999999:1\"]: invalid device number (allowed: 0..4095:0..1048575)", 1);
+        check_one("[device \"8:99999999999999999999999999999999\"]\n",
+                  "[device \"8:99999999999999999999999999999999\"]: invalid device number (allowed: 0..4095:0..1048575)", 1);
+        check_one("\n[device \"[a-\"]\n",
+                  "[device \"[a-\"]: invalid glob: '[' without a closing ']' (allowed: " DEVICE_ALLOWED_TEXT ")", 2);
+        check_one("[device \"sd[\"]\n",
+                  "[device \"sd[\"]: invalid glob: '[' without a closing ']' (allowed: " DEVICE_ALLOWED_TEXT ")", 1);
+        check_one("[device \"[]\"]\n",
+                  "[device \"[]\"]: invalid glob: '[' without a closing ']' (allowed: " DEVICE_ALLOWED_TEXT ")", 1);
+        check_one("[device \"sd\\\"]\n",
+                  "[device \"sd\\\"]: invalid glob: '\\' at the end escapes nothing (allowed: " DEVICE_ALLOWED_TEXT ")", 1);
+        check_one("[device \"loop[[:digt:]]\"]\n",
+                  "[device \"loop[[:digt:]]\"]: invalid glob: unknown character class (allowed: " DEVICE_ALLOWED_TEXT ")", 1);
+        check_one("[device \"loop[[:digit:]\"]\n",
+                  "[device \"loop[[:digit:]\"]: invalid glob: '[' without a closing ']' (allowed: " DEVICE_ALLOWED_TEXT ")", 1);
+        check_one("[device \"sd[z-a]\"]\n",
+                  "[device \"sd[z-a]\"]: invalid glob: range goes backwards (allowed: " DEVICE_ALLOWED_TEXT ")", 1);
+
+        /* well-formed globs load and match as fnmatch() does */
+        config_init(&c);
+        CHECK_EQ_U64(load(write_conf("globs.conf",
+                "[device \"sd[a-c]\"]\n"
+                "[device \"sd[!a]*\"]\n"
+                "[device \"x[]]\"]\n"
+                "[device \"loop[[:digit:]]\"]\n"
+                "[device \"nvme[0-9]n[-1]\"]\n"
+                "[device \"a\\[b\"]\n"
+                "[device \"0099:1\"]\n"), &c, &errs), 0);
+        CHECK_STREQ(errs, "");
+        CHECK_EQ_U64(c.n_devices, 7);
+        CHECK(device_config_matches(&c.devices[0], "sdb", NULL, 8, 16, 0));
+        CHECK(!device_config_matches(&c.devices[0], "sdd", NULL, 8, 48, 0));
+        CHECK(device_config_matches(&c.devices[1], "sdb1", NULL, 8, 17, 0));
+        CHECK(!device_config_matches(&c.devices[1], "sda1", NULL, 8, 1, 0));
+        CHECK(device_config_matches(&c.devices[2], "x]", NULL, 1, 1, 0));
+        CHECK(device_config_matches(&c.devices[3], "loop7", NULL, 7, 7, 0));
+        CHECK(!device_config_matches(&c.devices[3], "loop10", NULL, 7, 10, 0));
+        CHECK(device_config_matches(&c.devices[4], "nvme0n1", NULL, 259, 0, 0));
+        CHECK(device_config_matches(&c.devices[5], "a[b", NULL, 1, 2, 0));
+        CHECK(device_config_matches(&c.devices[6], "whatever", NULL, 99, 1, 0));   /* leading zeros: a number */
+}
+
+/* Run load() of path in a child that must finish within 10 s; its error text into *errs. */
+static int load_bounded(const char *path, char **errs) {
+        int pipefd[2], status = 0, r;
+        char buf[4096];
+        ssize_t n;
+        pid_t pid;
+
+        *errs = NULL;
+        if (pipe(pipefd) < 0)
+                abort();
+        pid = fork();
+        if (pid == 0) {
+                char *e = NULL;
+                config c;
+
+                close(pipefd[0]);
+                alarm(10);
+                config_init(&c);
+                r = load(path, &c, &e);
+                if (write(pipefd[1], e, strlen(e)) < 0)
+                        _exit(100);
+                free(e);
+                _exit(-r);
+        }
+        close(pipefd[1]);
+        n = read(pipefd[0], buf, sizeof(buf) - 1);   /* one message: one write */
+        buf[n > 0 ? n : 0] = 0;
+        close(pipefd[0]);
+        if (waitpid(pid, &status, 0) != pid)
+                abort();
+        *errs = strdup(buf);
+        if (WIFSIGNALED(status)) {
+                printf("# loading %s: killed by signal %d (hung?)\n", path, WTERMSIG(status));
+                return -ETIME;
+        }
+        return -WEXITSTATUS(status);
+}
+
+/* Anything but a regular file, or one too large, is refused at once with a message naming it. */
+static void test_hostile_files(void) {
+        _cleanup_free_ char *errs = NULL, *want = NULL;
+        const char *fifo = tpath("fifo.conf"), *huge = tpath("huge.conf");
+        config c;
+        int fd;
+
+        CHECK(load_bounded("/dev/zero", &errs) == -EINVAL);
+        CHECK_STREQ(errs, "/dev/zero: cannot read: a character device, not a regular file (allowed: a regular file)\n");
+
+        CHECK(mkfifo(fifo, 0600) == 0);
+        free(errs);
+        CHECK(load_bounded(fifo, &errs) == -EINVAL);
+        want = expect("%s: cannot read: a FIFO, not a regular file (allowed: a regular file)\n", fifo);
+        CHECK_STREQ(errs, want);
+
+        /* sparse: 1 MiB of NUL bytes and one more */
+        fd = open(huge, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        CHECK(fd >= 0 && ftruncate(fd, 1024 * 1024 + 1) == 0);
+        close(fd);
+        free(errs);
+        free(want);
+        CHECK(load_bounded(huge, &errs) == -EINVAL);
+        want = expect("%s: cannot read: 1048577 bytes is too large (allowed: up to 1M)\n", huge);
+        CHECK_STREQ(errs, want);
+
+        /* a drop-in that is a FIFO or a device is ignored (a link to /dev/null masks a drop-in) */
+        CHECK(mkdir(tpath("m.conf.d"), 0755) == 0);
+        CHECK(mkfifo(tpath("m.conf.d/10-fifo.conf"), 0600) == 0);
+        CHECK(symlink("/dev/zero", tpath("m.conf.d/20-zero.conf")) == 0);
+        write_conf("m.conf.d/30-ok.conf", "[daemon]\ntick = 3s\n");
+        write_conf("m.conf", "[daemon]\ntick = 2s\n");
+        free(errs);
+        CHECK(load_bounded(tpath("m.conf"), &errs) == 0);
+        CHECK_STREQ(errs, "");
+
+        /* the text entry point parses like a file, NUL bytes and all */
+        config_init(&c);
+        free(errs);
+        errs = NULL;
+        {
+                static const char bad_glob[] = "[daemon]\ntick = 2s\n[device \"[x\"]\n";
+                size_t size = 0;
+                FILE *f = open_memstream(&errs, &size);
+
+                CHECK(config_parse_text("mem", bad_glob, strlen(bad_glob), &c, f) == -EINVAL);
+                CHECK_EQ_U64(c.tick_ms, 1000);
+                CHECK(config_parse_text("mem", "[daemon]\ntick = 2\0s\n", 20, &c, f) == -EINVAL);
+                fclose(f);
+                CHECK_STREQ(errs, "mem:3: [device \"[x\"]: invalid glob: '[' without a closing ']' (allowed: " DEVICE_ALLOWED_TEXT ")\n"
+                                  "mem:2: syntax error: NUL byte in line\n");
+                /* no newline at the end */
+                CHECK(config_parse_text("mem", "[daemon]\ntick = 2s", 18, &c, NULL) == 0);
+                CHECK_EQ_U64(c.tick_ms, 2000);
+        }
+}
+
 static void test_files(void) {
         _cleanup_free_ char *errs = NULL, *want = NULL;
         config c;
@@ -843,7 +988,9 @@ int main(void) {
         test_sizes();
         test_errors_all_reported();
         test_syntax_details();
+        test_device_matches();
         test_files();
+        test_hostile_files();
         test_dropins();
         test_pairs();
         test_untouched_on_error();

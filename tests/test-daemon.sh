@@ -173,6 +173,17 @@ rc=$?
 [[ -s $tmp/check.err ]] || fail "--check-config on a missing file: no message"
 ok "--check-config: missing file exits 1"
 
+# not a regular file: refused at once (it used to read /dev/zero forever)
+mkfifo "$tmp/fifo.conf"
+for f in /dev/zero "$tmp/fifo.conf"; do
+        timeout 10 "$WBTUNED" --check-config -c "$f" > /dev/null 2> "$tmp/check.err"
+        rc=$?
+        [[ $rc -eq 1 ]] || fail "--check-config -c $f: exit $rc, expected 1 (124: it hung)"
+        grep -q "^$f: cannot read: a .*, not a regular file" "$tmp/check.err" ||
+                { cat "$tmp/check.err"; fail "--check-config -c $f: no clear message"; }
+done
+ok "--check-config: /dev/zero and a FIFO are refused at once"
+
 # --- no /sys/class/bdi: one clear line, non-zero exit -----------------------------------
 mkdir -p "$tmp/empty/proc" "$tmp/empty/sys"
 cp -r "$fake/proc/." "$tmp/empty/proc/"

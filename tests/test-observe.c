@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "devnames.h"
+#include "fault-inject.h"
 #include "log.h"
 #include "observe.h"
 #include "report.h"
@@ -469,6 +470,7 @@ static void test_second_sample(observe_ctx *ctx, sample *s) {
             "nr_dirtied 1500\nnr_written 1100\n");
         put_stats("8:0", 8, 100, 7000, 8000, 1000);
         rm_rf("sys/class/bdi/8:0/max_bytes");
+        observe_knobs_changed(ctx, "8:0");                        /* else read again only in a few ticks */
         put_stats("8:16", 0, 0, 900000, 100, 0);                /* replaced: counters restart */
         rm_rf("sys/kernel/debug/bdi/7:10");                      /* debugfs dir gone, sysfs stays */
         rm_rf("sys/class/bdi/0:60");                              /* unplugged */
@@ -524,7 +526,389 @@ static void test_second_sample(observe_ctx *ctx, sample *s) {
         CHECK_EQ_U64(d->dirty_rate_bytes_per_s, 0);
 }
 
-/* debugfs gone altogether (fake root: never mounted): block stat sector counts. */
+static void put_knob(const char *bdi, const char *knob, const char *value) {
+        char rel[256];
+
+        snprintf(rel, sizeof(rel), "sys/class/bdi/%s/%s", bdi, knob);
+        put(rel, "%s\n", value);
+}
+
+/* Knob files are read on first sight, then again every few ticks, at once when the vm knobs change, when
+ * observe_knobs_changed() says so, or when the device was replaced; between, the last values are carried. */
+static void test_knobs_cached(void) {
+        observe_ctx *ctx = NULL;
+        sample s = {};
+        uint64_t t = 1000000, first_read;
+        unsigned ticks_until_seen = 0;
+
+        CHECK(observe_new(root, true, &ctx) == 0);
+        CHECK(observe_sample_at(ctx, t, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 100);
+        first_read = DEV(&s, "8:16")->knobs_read_usec;
+        CHECK_EQ_U64(first_read, t);
+        sample_done(&s);
+
+        /* a change by hand shows within a few ticks, not necessarily at once */
+        put_knob("8:16", "max_ratio", "42");
+        for (unsigned i = 1; i <= 8 && !ticks_until_seen; i++) {
+                CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+                if (DEV(&s, "8:16")->knobs.max_ratio == 42) {
+                        ticks_until_seen = i;
+                        CHECK_EQ_U64(DEV(&s, "8:16")->knobs_read_usec, t);
+                } else
+                        CHECK_EQ_U64(DEV(&s, "8:16")->knobs_read_usec, first_read);
+                sample_done(&s);
+        }
+        printf("# a hand change of max_ratio showed after %u ticks\n", ticks_until_seen);
+        CHECK(ticks_until_seen >= 1 && ticks_until_seen <= 4);
+
+        /* right after a tick that read them: the next one carries them ... */
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK(DEV(&s, "8:16")->knobs_read_usec < t);
+        sample_done(&s);
+        /* ... unless the daemon says it wrote them */
+        put_knob("8:16", "max_ratio", "43");
+        observe_knobs_changed(ctx, "8:16");
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 43);
+        sample_done(&s);
+        put_knob("8:16", "max_ratio", "44");
+        observe_knobs_changed(ctx, NULL);
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 44);
+        sample_done(&s);
+
+        /* a vm knob changed: the *_bytes files follow the global limit, so they are read again at once;
+         * the ratios the kernel keeps did not change, so they are carried */
+        put_knob("8:16", "max_ratio", "45");
+        put_knob("8:16", "max_bytes", "123456789");
+        put("proc/sys/vm/dirty_bytes", "100000000\n");
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_bytes, 123456789);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 44);
+        CHECK(DEV(&s, "8:16")->knobs.have & BDI_HAVE_MAX_BYTES);
+        CHECK(DEV(&s, "8:16")->knobs_read_usec < t);
+        sample_done(&s);
+        put("proc/sys/vm/dirty_bytes", "0\n");
+        put_knob("8:16", "max_ratio", "100");
+        put_knob("8:16", "max_bytes", "4997709824");
+        observe_knobs_changed(ctx, NULL);
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 100);
+        sample_done(&s);
+
+        /* replaced (a loop device detached and attached again): its counters start over, read at once */
+        put_knob("8:16", "max_ratio", "100");
+        put_stats("8:16", 0, 0, 10, 10, 0);
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 100);
+        sample_done(&s);
+        put_stats("8:16", 0, 0, 900000, 800000, 0);
+        observe_free(ctx);
+}
+
+/* ---- kernel faults at every read point ------------------------------------------------------- */
+
+/* Well formed whatever the files said: what the policy and the reports rely on. */
+static bool sample_well_formed(const sample *s) {
+        for (size_t i = 0; i < s->n_devices; i++) {
+                const bdi_device *d = &s->devices[i];
+
+                if (!d->mounts || d->mounts[d->n_mounts] || !d->name[0] || d->backlog_s < 0 ||
+                    d->backlog_bytes != (d->dirty_bytes + d->writeback_bytes < d->dirty_bytes ?
+                                         UINT64_MAX : d->dirty_bytes + d->writeback_bytes) ||
+                    (d->source == STATS_SOURCE_NONE && (d->dirty_bytes || d->writeback_bytes || d->written_total_bytes)) ||
+                    (!d->seen_before && (d->write_bw_bytes_per_s || d->dirty_rate_bytes_per_s)) ||
+                    (i > 0 && strcmp(s->devices[i - 1].bdi, d->bdi) == 0))
+                        return false;
+        }
+        return true;
+}
+
+/* The same figures (not the derived rates: time went on). */
+static bool samples_same_figures(const sample *a, const sample *b) {
+        if (a->n_devices != b->n_devices || a->debugfs != b->debugfs ||
+            memcmp(&a->global.knobs, &b->global.knobs, sizeof(a->global.knobs)) != 0 ||
+            a->global.dirty_bytes != b->global.dirty_bytes || a->global.mem_total_bytes != b->global.mem_total_bytes ||
+            a->global.dirty_thresh_bytes != b->global.dirty_thresh_bytes)
+                return false;
+        for (size_t i = 0; i < a->n_devices; i++) {
+                const bdi_device *x = &a->devices[i], *y = &b->devices[i];
+
+                if (strcmp(x->bdi, y->bdi) != 0 || strcmp(x->name, y->name) != 0 || strcmp(x->model, y->model) != 0 ||
+                    strcmp(x->alias, y->alias) != 0 || x->traits != y->traits || x->n_mounts != y->n_mounts ||
+                    memcmp(&x->knobs, &y->knobs, sizeof(x->knobs)) != 0 || x->source != y->source ||
+                    x->dirty_bytes != y->dirty_bytes || x->writeback_bytes != y->writeback_bytes ||
+                    x->written_total_bytes != y->written_total_bytes || x->wb_bw_bytes_per_s != y->wb_bw_bytes_per_s ||
+                    x->kernel_bw_bytes_per_s != y->kernel_bw_bytes_per_s) {
+                        printf("# %s differs\n", x->bdi);
+                        return false;
+                }
+        }
+        return true;
+}
+
+/* stderr goes to a file while faults are injected, so that the log lines can be counted. */
+static FILE *log_capture, *real_stderr;
+static long log_seen;
+
+/* Only stdio's stderr (the log's): fd 2 stays, so a sanitizer's report still shows. */
+static void log_capture_start(void) {
+        fflush(stderr);
+        log_capture = tmpfile();
+        if (!log_capture)
+                abort();
+        real_stderr = stderr;
+        stderr = log_capture;
+        log_seen = 0;
+}
+
+static void log_capture_stop(void) {
+        stderr = real_stderr;
+        fclose(log_capture);
+        log_capture = NULL;
+}
+
+/* The log lines written since the last call, into buf; their count. */
+static unsigned log_lines_since(char *buf, size_t size) {
+        long end;
+        size_t n;
+        unsigned lines = 0;
+
+        fflush(stderr);
+        end = ftell(log_capture) >= 0 ? lseek(fileno(log_capture), 0, SEEK_END) : 0;
+        buf[0] = 0;
+        if (end > log_seen) {
+                n = (size_t) (end - log_seen) < size - 1 ? (size_t) (end - log_seen) : size - 1;
+                n = (size_t) pread(fileno(log_capture), buf, n, log_seen);
+                buf[n] = 0;
+        }
+        for (long i = log_seen; i < end; i++) {
+                char c;
+
+                if (pread(fileno(log_capture), &c, 1, i) == 1 && c == '\n')
+                        lines++;
+        }
+        log_seen = end;
+        return lines;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+        size_t a = strlen(s), b = strlen(suffix);
+
+        return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* text names path, or the directory it is in (a device that went away is told by its directory). */
+static bool names_path(const char *text, const char *path) {
+        char dir[4200];
+        char *slash;
+
+        if (strstr(text, path))
+                return true;
+        snprintf(dir, sizeof(dir), "%s", path);
+        slash = strrchr(dir, '/');
+        if (slash)
+                *slash = 0;
+        return strstr(text, dir) && strstr(text, "went away");
+}
+
+/* A global file: its failure fails the sample. */
+static bool global_point(const char *path) {
+        return ends_with(path, "/proc/vmstat") || ends_with(path, "/proc/meminfo") || strstr(path, "/proc/sys/vm/");
+}
+
+/* The device a per-device path is about is in the sample ("/bdi/7:9/stats": 7:9). */
+static bool device_in(const sample *s, const char *path, const char *dir) {
+        const char *p = strstr(path, dir);
+        char name[64];
+
+        if (!p)
+                return false;
+        p += strlen(dir);
+        snprintf(name, sizeof(name), "%.*s", (int) strcspn(p, "/"), p);
+        return dev(s, name) != NULL;
+}
+
+/* Read points whose failure the daemon must tell an admin, once, and once more when they read again:
+ * files that exist, of devices in the sample. */
+static bool reported_point(const sample *clean, const char *path) {
+        struct stat st;
+
+        if (stat(path, &st) < 0 || S_ISDIR(st.st_mode) != ends_with(path, "/sys/class/bdi"))
+                return false;
+        return global_point(path) || ends_with(path, "/proc/self/mountinfo") || ends_with(path, "/sys/class/bdi") ||
+               ((ends_with(path, "/stats") || ends_with(path, "/wb_stats")) && device_in(clean, path, "/debug/bdi/")) ||
+               (strstr(path, "ratio") && device_in(clean, path, "/sys/class/bdi/")) ||
+               (ends_with(path, "/stat") && device_in(clean, path, "/sys/dev/block/"));
+}
+
+/* Every file observe touches in a sample, made to fail in every way a kernel can, for two ticks, then
+ * fine again: never a crash, a busy loop or a malformed sample; a failure that matters is told in
+ * exactly one line naming the file when it starts, nothing while it lasts, one line when it ends; a
+ * short read changes nothing. */
+static void test_faults(void) {
+        static const struct {
+                fault_kind kind;
+                int error;
+        } faults[] = {
+                { FAULT_OPEN, EACCES }, { FAULT_OPEN, EINVAL }, { FAULT_OPEN, EBUSY }, { FAULT_OPEN, ENOENT },
+                { FAULT_OPEN, ENODEV }, { FAULT_READ, EINVAL }, { FAULT_READ, EBUSY }, { FAULT_READ, EIO },
+                { FAULT_READ, ENODEV }, { FAULT_READ, EINTR }, { FAULT_READ, EAGAIN }, { FAULT_SHORT, 0 },
+                { FAULT_GARBAGE, 0 }, { FAULT_EMPTY, 0 },
+        };
+        const uint64_t step = DISK_FACTS_MAX_AGE_USEC + 1000000;     /* every tick reads everything again */
+        const char *const *recorded;
+        char **paths, text[8192];
+        size_t n_paths;
+        unsigned cases = 0, bad = 0, hits = 0, reported = 0;
+        unsigned long clean_reads;
+        observe_ctx *ctx = NULL;
+        sample clean = {}, s = {};
+        int saved_level = log_get_max_level();
+
+        /* which files does a sample touch? */
+        CHECK(observe_new(root, false, &ctx) == 0);
+        fault_record_start();
+        fault_reset_counts();
+        CHECK(observe_sample_at(ctx, 1000000, &clean) == 0);
+        clean_reads = fault_reads();
+        n_paths = fault_record_stop(&recorded);
+        sample_done(&clean);
+        paths = calloc(n_paths, sizeof(char *));
+        for (size_t i = 0; i < n_paths; i++)
+                paths[i] = strdup(recorded[i]);
+        observe_free(ctx);
+        printf("# a sample touches %zu paths with %lu reads\n", n_paths, clean_reads);
+        CHECK(n_paths >= 40);
+
+        log_set_max_level(LOG_INFO);
+        log_capture_start();
+        for (size_t p = 0; p < n_paths; p++)
+                for (size_t f = 0; f < ELEMENTSOF(faults); f++) {
+                        const char *path = paths[p];
+                        bool ok = true, global = global_point(path), loud;
+                        unsigned lines[3];
+                        int r[3];
+
+                        cases++;
+                        CHECK(observe_new(root, false, &ctx) == 0);
+                        CHECK(observe_sample_at(ctx, 1000000, &clean) == 0 || !"clean sample");
+                        (void) log_lines_since(text, sizeof(text));
+
+                        fault_set(path, faults[f].kind, faults[f].error);
+                        fault_reset_counts();
+                        for (unsigned t = 0; t < 3; t++) {
+                                if (t == 2)
+                                        fault_clear();
+                                observe_knobs_changed(ctx, NULL);
+                                r[t] = observe_sample_at(ctx, 1000000 + (t + 1) * step, &s);
+                                lines[t] = log_lines_since(text, sizeof(text));
+                                if (t == 0) {
+                                        hits += fault_hits() > 0;
+                                        /* no busy loop: about the reads of a clean tick */
+                                        if (fault_reads() > 2 * clean_reads + 64 +
+                                                            (faults[f].kind == FAULT_SHORT ? 2000 : 0)) {
+                                                printf("# %s %s(%s): %lu reads\n", path,
+                                                       fault_kind_to_string(faults[f].kind), strerror(faults[f].error),
+                                                       fault_reads());
+                                                ok = false;
+                                        }
+                                        if (lines[0] == 1 && !names_path(text, path)) {
+                                                printf("# %s: the message does not name the file: %s", path, text);
+                                                ok = false;
+                                        }
+                                }
+                                if (r[t] < 0 && !(global && t < 2))
+                                        ok = false;
+                                if (r[t] == 0) {
+                                        if (!sample_well_formed(&s))
+                                                ok = false;
+                                        if (t == 2 && !samples_same_figures(&clean, &s))
+                                                ok = false;
+                                        if (faults[f].kind == FAULT_SHORT && !samples_same_figures(&clean, &s))
+                                                ok = false;
+                                        sample_done(&s);
+                                }
+                        }
+                        /* one line when it starts (for the files that matter), none while it lasts, at most
+                         * one when it ends; a missing file or a vanished device is no failure */
+                        loud = reported_point(&clean, path) && fault_hits() > 0 &&
+                               ((faults[f].kind == FAULT_OPEN && faults[f].error != ENOENT && faults[f].error != ENODEV) ||
+                                (faults[f].kind == FAULT_READ && faults[f].error != ENODEV));
+                        if (lines[1] != 0 || lines[0] > 1 || lines[2] > 1 || (loud && (lines[0] != 1 || lines[2] != 1)))
+                                ok = false;
+                        reported += loud;
+                        if (!ok) {
+                                printf("# FAILED %s %s(%s): r=%d,%d,%d lines=%u,%u,%u\n", path,
+                                       fault_kind_to_string(faults[f].kind), strerror(faults[f].error),
+                                       r[0], r[1], r[2], lines[0], lines[1], lines[2]);
+                                bad++;
+                        }
+                        sample_done(&clean);
+                        observe_free(ctx);
+                }
+        fault_clear();
+        log_capture_stop();
+        log_set_max_level(saved_level);
+        printf("# %u fault cases on %zu paths, %u hit the fault, %u must be reported once, %u went wrong\n",
+               cases, n_paths, hits, reported, bad);
+        CHECK_EQ_U64(bad, 0);
+        CHECK(reported > 50);
+        for (size_t i = 0; i < n_paths; i++)
+                free(paths[i]);
+        free(paths);
+}
+
+/* A BDI listed but gone when its files are read: left out, told in one line (not one per tick), the
+ * rest of the sample as before; when it is back it is a new device. */
+static void test_vanish(void) {
+        char path[4200], text[8192];
+        observe_ctx *ctx = NULL;
+        sample s = {};
+        size_t n_clean;
+        unsigned lines[3];
+        int saved_level = log_get_max_level();
+
+        CHECK(observe_new(root, false, &ctx) == 0);
+        CHECK(observe_sample_at(ctx, 1000000, &s) == 0);
+        n_clean = s.n_devices;
+        CHECK(dev(&s, "8:16") != NULL);
+        sample_done(&s);
+
+        snprintf(path, sizeof(path), "%s/sys/class/bdi/8:16", root);
+        log_set_max_level(LOG_INFO);
+        log_capture_start();
+        (void) log_lines_since(text, sizeof(text));
+        fault_set(path, FAULT_OPEN, ENOENT);
+        for (unsigned t = 0; t < 3; t++) {
+                if (t == 2)
+                        fault_clear();
+                observe_knobs_changed(ctx, NULL);
+                CHECK(observe_sample_at(ctx, 2000000 + t * 1000000, &s) == 0);
+                lines[t] = log_lines_since(text, sizeof(text));
+                if (t == 0)
+                        CHECK(strstr(text, "sys/class/bdi/8:16 went away while it was read") != NULL);
+                CHECK(sample_well_formed(&s));
+                if (t < 2) {
+                        CHECK_EQ_U64(s.n_devices, n_clean - 1);
+                        CHECK(dev(&s, "8:16") == NULL);
+                } else {
+                        CHECK_EQ_U64(s.n_devices, n_clean);
+                        CHECK(!DEV(&s, "8:16")->seen_before);
+                }
+                sample_done(&s);
+        }
+        fault_clear();
+        log_capture_stop();
+        log_set_max_level(saved_level);
+        CHECK_EQ_U64(lines[0], 1);
+        CHECK_EQ_U64(lines[1], 0);
+        CHECK_EQ_U64(lines[2], 0);
+        observe_free(ctx);
+}
+
+/* debugfs gone altogether (fake root: never mounted): block stat sector counts. *//* debugfs gone altogether (fake root: never mounted): block stat sector counts. */
 static void test_blockstat_fallback(observe_ctx *ctx, sample *s) {
         const bdi_device *d;
 
@@ -812,6 +1196,9 @@ int main(void) {
         sample_done(&s);
         CHECK(s.devices == NULL && s.n_devices == 0);
 
+        test_knobs_cached();
+        test_faults();
+        test_vanish();
         test_second_sample(ctx, &s);
         sample_done(&s);
         test_blockstat_fallback(ctx, &s);

@@ -1,4 +1,4 @@
-"""Command line: run, quick, cleanup, report, cost, faketree."""
+"""Command line: run, quick, cleanup, report, cost, soak, crash, faketree."""
 import argparse
 import atexit
 import json
@@ -207,6 +207,27 @@ def main(argv=None):
     p.add_argument("--ticks", type=int, default=100)
     p.add_argument("--tick-ms", type=int, default=100)
     p.add_argument("--live", action="store_true", help="also on a live 4-device testbed")
+    p.add_argument("--wbtuned", default=None,
+                   help="the binary, or LABEL=PATH,LABEL=PATH to compare (alternating in each repeat)")
+    p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--tree-dir", default="/var/tmp",
+                   help="where the fake trees go; /dev/shm (tmpfs, in memory like sysfs) keeps other users' "
+                        "disk I/O out of the figures")
+    p.add_argument("-o", "--output", default=None)
+    p.add_argument("-v", "--verbose", action="count", default=0)
+    p = sub.add_parser("soak", help="the daemon for minutes on the live testbed: devices, writers, reloads, valgrind")
+    p.add_argument("--minutes", type=float, default=10)
+    p.add_argument("--valgrind-seconds", type=int, default=60, help="under valgrind for this long first (0: never)")
+    p.add_argument("--watchdog-usec", type=int, default=3000000)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--wbtuned", default=None)
+    p.add_argument("-o", "--output", default=None)
+    p.add_argument("-v", "--verbose", action="count", default=0)
+    p = sub.add_parser("crash", help="kill -9 the daemon at random points; count exact restores")
+    p.add_argument("--iterations", type=int, default=50)
+    p.add_argument("--tick-ms", type=int, default=100)
+    p.add_argument("--max-kill-s", type=float, default=3.0, help="kill after 0..this many seconds")
+    p.add_argument("--seed", type=int, default=1)
     p.add_argument("--wbtuned", default=None)
     p.add_argument("-o", "--output", default=None)
     p.add_argument("-v", "--verbose", action="count", default=0)
@@ -235,6 +256,22 @@ def main(argv=None):
         files = report.write_reports(o.dir, d["runs"], d["meta"])
         print("\n".join(files))
         return 0
+    if o.cmd in ("soak", "crash"):
+        from . import hardening
+        problems = preflight()
+        if problems:
+            print("cannot run: " + "; ".join(problems), file=sys.stderr)
+            return 77
+        util.VERBOSE = 1 + o.verbose
+        old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            return (hardening.cmd_soak if o.cmd == "soak" else hardening.cmd_crash)(o, BENCH_DIR)
+        except Interrupted as e:
+            warn("interrupted (%s): cleaned up" % e)
+            return 130
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
     if o.cmd in ("cost", "faketree"):
         from . import cost
         if o.cmd == "faketree":

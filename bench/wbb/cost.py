@@ -143,14 +143,16 @@ def make_fake_tree(root, n):
 
 
 def proc_cost(pid):
+    """CPU seconds (user + system), VmHWM (peak RSS) and VmRSS (now) in kB."""
     st = read("/proc/%d/stat" % pid)
     fields = st[st.rindex(")") + 2:].split()
     cpu = (int(fields[11]) + int(fields[12])) / CLK_TCK     # utime, stime (fields 14, 15)
-    hwm = 0
+    mem = {"VmHWM": 0, "VmRSS": 0}
     for line in read("/proc/%d/status" % pid).splitlines():
-        if line.startswith("VmHWM:"):
-            hwm = int(line.split()[1])
-    return cpu, hwm
+        key = line.split(":")[0]
+        if key in mem:
+            mem[key] = int(line.split()[1])
+    return cpu, mem["VmHWM"], mem["VmRSS"]
 
 
 def daemon_ticks(sock):
@@ -190,7 +192,7 @@ def measure(binary, conf, sock, ticks, tick_ms, logpath, extra_args=(), each_tic
         # the daemon ticks on its own timer while we rewrite the tree, which can take longer
         # than a tick: divide by the ticks it counted, not by ours
         n0 = daemon_ticks(sock)
-        cpu0, _ = proc_cost(p.pid)
+        cpu0, _, _ = proc_cost(p.pid)
         t0 = time.monotonic()
         for i in range(ticks):
             if each_tick:
@@ -199,13 +201,13 @@ def measure(binary, conf, sock, ticks, tick_ms, logpath, extra_args=(), each_tic
             if p.poll() is not None:
                 res["error"] = "daemon died after %d ticks (rc %s)" % (i, p.returncode)
                 return res
-        cpu1, hwm = proc_cost(p.pid)
+        cpu1, hwm, rss = proc_cost(p.pid)
         n1 = daemon_ticks(sock)
         wall = time.monotonic() - t0
         daemon_ticks_run = n1 - n0 if n0 is not None and n1 is not None and n1 > n0 else None
         res.update({"cpu_s": cpu1 - cpu0, "wall_s": wall, "daemon_ticks": daemon_ticks_run,
                     "cpu_ms_per_tick": 1000 * (cpu1 - cpu0) / (daemon_ticks_run or ticks),
-                    "cpu_percent": 100 * (cpu1 - cpu0) / wall, "vmhwm_kb": hwm})
+                    "cpu_percent": 100 * (cpu1 - cpu0) / wall, "vmhwm_kb": hwm, "vmrss_kb": rss})
     finally:
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
@@ -223,48 +225,98 @@ def measure(binary, conf, sock, ticks, tick_ms, logpath, extra_args=(), each_tic
     return res
 
 
+def binaries(o, bench_dir):
+    """--wbtuned A or LABEL=A,LABEL=B: [(label, path or None)]."""
+    if not o.wbtuned:
+        return [("wbtuned", tunings.find_wbtuned(None, bench_dir))]
+    out = []
+    for i, item in enumerate(o.wbtuned.split(",")):
+        label, _, path = item.rpartition("=")
+        out.append((label or ("wbtuned" if "," not in o.wbtuned else "bin%d" % i),
+                    tunings.find_wbtuned(path, bench_dir)))
+    return out
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def spread(xs, fmt):
+    if not xs:
+        return "–"
+    if len(xs) == 1:
+        return fmt % xs[0]
+    return (fmt + " [" + fmt + "–" + fmt + "]") % (median(xs), min(xs), max(xs))
+
+
 def cmd_cost(o, bench_dir):
-    binary = tunings.find_wbtuned(o.wbtuned, bench_dir)
+    bins = binaries(o, bench_dir)
     outdir = os.path.abspath(o.output or os.path.join(bench_dir, "out", "cost-" + time.strftime("%Y%m%d-%H%M%S")))
     os.makedirs(outdir, exist_ok=True)
     results = []
-    work = tempfile.mkdtemp(prefix="wbbench-cost.", dir="/var/tmp")
+    work = tempfile.mkdtemp(prefix="wbbench-cost.", dir=o.tree_dir)
     try:
         for n in [int(x) for x in o.bdis]:
             root = os.path.join(work, "tree%d" % n)
             t = make_fake_tree(root, n)
             log("fake tree with %d BDIs at %s" % (n, root))
-            if not binary:
-                results.append({"where": "fake", "bdis": n, "error": "wbtuned binary not found"})
-                continue
             conf = tunings.daemon_config(os.path.join(work, "c%d.conf" % n), work, None,
                                          tick_ms=o.tick_ms)
-            r = measure(binary, conf, os.path.join(work, "ctl"), o.ticks, o.tick_ms,
-                        os.path.join(outdir, "fake%d.log" % n), ["--root", root, "--quiet"], t.tick)
-            r.update({"where": "fake", "bdis": n})
-            results.append(r)
-            log("  %s" % r)
+            # binaries alternate within each repeat, so that both see the same machine
+            for rep in range(o.repeat):
+                for label, binary in bins:
+                    if not binary:
+                        results.append({"where": "fake", "bdis": n, "binary": label, "repeat": rep,
+                                        "error": "wbtuned binary not found"})
+                        continue
+                    r = measure(binary, conf, os.path.join(work, "ctl"), o.ticks, o.tick_ms,
+                                os.path.join(outdir, "fake%d-%s-%d.log" % (n, label, rep)),
+                                ["--root", root, "--quiet"], t.tick)
+                    r.update({"where": "fake", "bdis": n, "binary": label, "repeat": rep})
+                    results.append(r)
+                    log("  %s" % r)
         if o.live:
-            results.append(live_cost(o, binary, outdir))
+            for rep in range(o.repeat):
+                for label, binary in bins:
+                    r = live_cost(o, binary, outdir)
+                    r.update({"binary": label, "repeat": rep})
+                    results.append(r)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     with open(os.path.join(outdir, "cost.json"), "w") as f:
         json.dump(results, f, indent=1)
-    lines = ["# wbtuned cost", "", "`%s`, %s" % (binary, time.strftime("%Y-%m-%d %H:%M")), "",
-             "| where | BDIs | ticks (ours / daemon's) | CPU ms/tick | CPU % | VmHWM kB | exit |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["# wbtuned cost", "",
+             "%s; %d ms tick, %d ticks, %d repeat(s), binaries alternating, trees in %s; medians [min–max]" % (
+                 time.strftime("%Y-%m-%d %H:%M"), o.tick_ms, o.ticks, o.repeat, o.tree_dir), ""]
+    lines += ["- %s: `%s`" % (label, binary) for label, binary in bins]
+    lines += ["", "| where | BDIs | binary | daemon ticks | CPU ms/tick | CPU % of a core | VmHWM kB | VmRSS kB at end | exit |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    groups = []
     for r in results:
-        lines.append("| %s | %s | %s / %s | %s | %s | %s | %s |" % (
-            r["where"], r.get("bdis"), r.get("ticks", "–"), r.get("daemon_ticks") or "–",
-            "%.3f" % r["cpu_ms_per_tick"] if "cpu_ms_per_tick" in r else "–",
-            "%.2f" % r["cpu_percent"] if "cpu_percent" in r else "–",
-            r.get("vmhwm_kb", "–"),
-            "clean" if r.get("clean") else r.get("error", "rc %s" % r.get("rc"))))
+        key = (r["where"], r.get("bdis"), r.get("binary"))
+        if key not in groups:
+            groups.append(key)
+    for key in groups:
+        rs = [r for r in results if (r["where"], r.get("bdis"), r.get("binary")) == key]
+        ok = [r for r in rs if "cpu_ms_per_tick" in r]
+        bad = [r.get("error", "rc %s" % r.get("rc")) for r in rs if not r.get("clean")]
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            key[0], key[1], key[2],
+            spread([r["daemon_ticks"] for r in ok if r.get("daemon_ticks")], "%d"),
+            spread([r["cpu_ms_per_tick"] for r in ok], "%.2f"),
+            spread([r["cpu_percent"] for r in ok], "%.2f"),
+            spread([r["vmhwm_kb"] for r in ok], "%d"),
+            spread([r["vmrss_kb"] for r in ok], "%d"),
+            "clean" if not bad else "; ".join(sorted(set(bad)))))
     with open(os.path.join(outdir, "cost.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
     print("output: %s" % outdir)
-    return 0 if binary and all(r.get("clean") for r in results) else (77 if not binary else 1)
+    if not all(b for _, b in bins):
+        return 77
+    return 0 if all(r.get("clean") for r in results) else 1
 
 
 def live_cost(o, binary, outdir):

@@ -159,6 +159,18 @@ def undo(d, own_children=()):
             p = subprocess.run(["losetup", "-d", lo["loop"]], stderr=subprocess.PIPE, text=True)
             if p.returncode != 0:
                 errors.append("losetup -d %s: %s" % (lo["loop"], p.stderr.strip()))
+    # 6b. loop devices we created ourselves (wbbench soak): remove them once unbound
+    for index in d.get("created_loop_indexes", []):
+        if os.path.exists("/sys/block/loop%d" % index) and \
+                not os.path.exists("/sys/block/loop%d/loop/backing_file" % index):
+            try:
+                fd = os.open("/dev/loop-control", os.O_RDWR)
+                try:
+                    fcntl.ioctl(fd, 0x4C81, index)          # LOOP_CTL_REMOVE
+                finally:
+                    os.close(fd)
+            except OSError as e:
+                errors.append("removing loop%d: %s" % (index, e))
     # 7. files
     if priv.startswith(PRIV_PREFIX) and os.path.isdir(priv):
         still = [lo["loop"] for lo in d.get("loops", []) if knobs.loop_list().get(lo["loop"]) == lo["image"]]

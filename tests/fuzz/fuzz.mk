@@ -1,0 +1,27 @@
+# Builds the libFuzzer harnesses with clang: every tests/fuzz/fuzz-*.c is one harness, linked against
+# every src/*.c but the two mains, all built with ASan+UBSan and fuzzer coverage. Invoked by the
+# fuzz targets of Makefile.am (GNU make), which pass srcdir, O and the flags configure found.
+CLANG ?= clang
+O ?= fuzz-build
+FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+ALL_CFLAGS = -std=gnu11 $(FUZZ_WARN_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_CPPFLAGS) -I$(srcdir)/src $(FUZZ_DEPS_CFLAGS)
+
+LIB_SRC := $(filter-out $(srcdir)/src/wbtuned.c $(srcdir)/src/wbtunectl.c,$(wildcard $(srcdir)/src/*.c))
+LIB_OBJ := $(patsubst $(srcdir)/src/%.c,$(O)/obj/%.o,$(LIB_SRC))
+HARNESSES := $(patsubst $(srcdir)/tests/fuzz/%.c,$(O)/%,$(wildcard $(srcdir)/tests/fuzz/fuzz-*.c))
+
+all: $(HARNESSES)
+
+$(O)/obj/%.o: $(srcdir)/src/%.c
+	@mkdir -p $(@D)
+	$(CLANG) $(ALL_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(O)/libfuzz.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(O)/fuzz-%: $(srcdir)/tests/fuzz/fuzz-%.c $(O)/libfuzz.a
+	$(CLANG) $(ALL_CFLAGS) -I$(srcdir)/tests/fuzz -fsanitize=fuzzer -MMD -MP $< $(O)/libfuzz.a $(FUZZ_DEPS_LIBS) -o $@
+
+.PHONY: all
+-include $(LIB_OBJ:.o=.d) $(HARNESSES:=.d)
