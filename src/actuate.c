@@ -118,46 +118,34 @@ static bool is_refusal(int r) {
  * -ENOENT/-ENODEV if the device is gone; a missing file of an older kernel is not an error. */
 static int read_now(const actuator *a, const char *bdi, knob_id k, knob_now *ret) {
         const knob_info *info = knob_get(k);
-        uint64_t v[_KNOB_FORM_MAX] = {};
+        knob_reading reading = {};
         knob_now now = {};
         int r;
 
         for (knob_form f = 0; f < _KNOB_FORM_MAX; f++) {
                 if (!info->files[f])
                         continue;
-                r = read_file_u64(a, bdi, info->files[f], &v[f]);
+                r = read_file_u64(a, bdi, info->files[f], &reading.value[f]);
                 if (r >= 0)
-                        now.has[f] = true;
+                        reading.has |= 1u << f;
                 else if (!is_gone(r))
                         return r;
         }
-        switch (info->kind) {
-        case KNOB_KIND_PAIR:
-                if (!now.has[KNOB_FORM_SELF] || !now.has[KNOB_FORM_RATIO])
-                        return -ENOENT;
-                now.setting = v[KNOB_FORM_SELF] ? (knob_setting) { KNOB_FORM_SELF, v[KNOB_FORM_SELF] }
-                                                : (knob_setting) { KNOB_FORM_RATIO, v[KNOB_FORM_RATIO] };
-                break;
-        case KNOB_KIND_OF_LIMIT:
-                /* min_ratio exists on every kernel: without it the device is gone */
-                if (!now.has[KNOB_FORM_RATIO])
-                        return -ENOENT;
-                now.setting = now.has[KNOB_FORM_FINE] ? (knob_setting) { KNOB_FORM_FINE, v[KNOB_FORM_FINE] }
-                                                      : (knob_setting) { KNOB_FORM_RATIO, v[KNOB_FORM_RATIO] };
-                break;
-        default:
-                if (now.has[KNOB_FORM_SELF])
-                        now.setting = (knob_setting) { KNOB_FORM_SELF, v[KNOB_FORM_SELF] };
-                else if (info->device && bdi) {
-                        /* strict_limit before 6.2: fine, unless the whole device is gone */
-                        r = read_file_u64(a, bdi, "min_ratio", &v[KNOB_FORM_RATIO]);
-                        if (r < 0)
-                                return r;
-                } else
-                        return -ENOENT;
-                break;
+        r = knob_reading_setting(k, &reading, &now.setting);
+        if (r < 0) {
+                uint64_t v;
+
+                /* strict_limit before 6.2 is no file at all: fine, unless the whole device is gone
+                 * (min_ratio exists on every kernel) */
+                if (info->kind != KNOB_KIND_PLAIN || !info->device || !bdi)
+                        return r;
+                r = read_file_u64(a, bdi, "min_ratio", &v);
+                if (r < 0)
+                        return r;
         }
-        now.value = v[KNOB_FORM_SELF];
+        for (knob_form f = 0; f < _KNOB_FORM_MAX; f++)
+                now.has[f] = knob_reading_has(&reading, f);
+        now.value = reading.value[KNOB_FORM_SELF];
         now.readable = true;
         *ret = now;
         return 0;
@@ -607,9 +595,11 @@ static void planned_done(planned *p) {
 }
 
 static uint64_t device_min_ppm(const bdi_device *bd) {
-        if (bd->knobs.have & BDI_HAVE_MIN_RATIO_FINE)
-                return bd->knobs.min_ratio_fine;
-        return (uint64_t) bd->knobs.min_ratio * 10000;
+        knob_setting s;
+
+        if (knob_reading_setting(KNOB_MIN_BYTES, &bd->knobs.k[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST], &s) < 0)
+                return 0;
+        return knob_setting_ppm(s);
 }
 
 static bool decision_has_work(const device_decision *dd, const adev *d) {

@@ -20,43 +20,17 @@ typedef struct knob_view {
         char note[160];
 } knob_view;
 
+/* The value the kernel has now, in the knob's own unit (the knob table says how to read it). */
 static uint64_t current_global(const global_state *g, knob_id k) {
-        switch (k) {
-        case KNOB_DIRTY_BYTES: return g->knobs.dirty_bytes;
-        case KNOB_DIRTY_BACKGROUND_BYTES: return g->knobs.dirty_background_bytes;
-        case KNOB_DIRTY_WRITEBACK_CENTISECS: return g->knobs.dirty_writeback_centisecs;
-        case KNOB_DIRTY_EXPIRE_CENTISECS: return g->knobs.dirty_expire_centisecs;
-        default: return 0;
-        }
+        uint64_t v = 0;
+
+        (void) knob_reading_value(k, &g->knobs.k[k], g->dirty_thresh_bytes, &v);
+        return v;
 }
 
 /* A device knob now, in its own unit; false if this kernel has no file for it. */
 static bool current_device(const bdi_device *d, uint64_t thresh_bytes, knob_id k, uint64_t *ret) {
-        const bdi_knobs *kn = &d->knobs;
-
-        switch (k) {
-        case KNOB_MIN_BYTES:
-                if (kn->have & BDI_HAVE_MIN_BYTES)
-                        *ret = kn->min_bytes;
-                else if (kn->have & BDI_HAVE_MIN_RATIO)
-                        *ret = thresh_bytes / 100 * kn->min_ratio;
-                else
-                        return false;
-                return true;
-        case KNOB_MAX_BYTES:
-                if (kn->have & BDI_HAVE_MAX_BYTES)
-                        *ret = kn->max_bytes;
-                else if (kn->have & BDI_HAVE_MAX_RATIO)
-                        *ret = thresh_bytes / 100 * kn->max_ratio;
-                else
-                        return false;
-                return true;
-        case KNOB_STRICT_LIMIT:
-                *ret = kn->strict_limit;
-                return (kn->have & BDI_HAVE_STRICT_LIMIT) != 0;
-        default:
-                return false;
-        }
+        return knob_reading_value(k, &d->knobs.k[k - KNOB_DEVICE_FIRST], thresh_bytes, ret);
 }
 
 static void view_state(knob_view *v, bool managed, int refused_global) {

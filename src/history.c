@@ -112,6 +112,14 @@ static uint64_t oldest_seq(const history *h) {
         return h->seq - h->count;
 }
 
+/* The device's cap in bytes now, whichever file the kernel has it in; 0 if none. */
+static uint64_t max_bytes_of(const bdi_device *d, uint64_t thresh_bytes) {
+        uint64_t v = 0;
+
+        (void) knob_reading_value(KNOB_MAX_BYTES, &d->knobs.k[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST], thresh_bytes, &v);
+        return v;
+}
+
 int history_add(history *h, const sample *s) {
         uint64_t seq = h->seq;
         int error = 0;
@@ -140,7 +148,7 @@ int history_add(history *h, const sample *s) {
                         .thresh_bytes = d->thresh_bytes,
                         .write_bw_bytes_per_s = d->write_bw_bytes_per_s,
                         .dirty_rate_bytes_per_s = d->dirty_rate_bytes_per_s,
-                        .max_bytes = (d->knobs.have & BDI_HAVE_MAX_BYTES) ? d->knobs.max_bytes : 0,
+                        .max_bytes = max_bytes_of(d, s->global.dirty_thresh_bytes),
                         .seq = seq,
                 };
                 r->head = (r->head + 1) % h->capacity;

@@ -169,6 +169,31 @@ const char *knob_setting_to_string(knob_id k, knob_setting s, char *buf, size_t 
         }
 }
 
+void knob_table_print(FILE *f, bool scdoc) {
+        if (scdoc)
+                fputs("[[ *knob*\n:[ *of*\n:[ *unit*\n:[ *files*\n:[ *since*\n", f);
+        for (knob_id k = 0; k < _KNOB_MAX; k++) {
+                const knob_info *info = &knob_table[k];
+                char files[128] = "";
+
+                for (knob_form form = 0; form < _KNOB_FORM_MAX; form++)
+                        if (info->files[form])
+                                snprintf(files + strlen(files), sizeof files - strlen(files), "%s%s", files[0] ? ", " : "",
+                                         info->files[form]);
+                if (scdoc)
+                        fprintf(f, "|  %s\n:  %s\n:  %s\n:  %s\n:  %s\n", info->name, info->device ? "device" : "vm",
+                                knob_unit_name(info->unit), files, info->since);
+                else
+                        fprintf(f, "%-26s %-6s %-9s %-6s %-50s %s\n", info->name, info->device ? "device" : "global",
+                                knob_unit_name(info->unit), info->since, files, info->description);
+        }
+        if (scdoc) {
+                fputs("\n", f);
+                for (knob_id k = 0; k < _KNOB_MAX; k++)
+                        fprintf(f, "- *%s*: %s.\n", knob_table[k].name, knob_table[k].description);
+        }
+}
+
 uint64_t knob_bytes_to_ppm(uint64_t bytes, uint64_t thresh_pages, uint64_t page_size) {
         unsigned __int128 r;
 
@@ -182,6 +207,105 @@ uint64_t knob_ppm_to_bytes(uint64_t ppm, uint64_t thresh_pages, uint64_t page_si
         unsigned __int128 r = (unsigned __int128) thresh_pages * page_size * ppm / KNOB_PPM_FULL;
 
         return r > UINT64_MAX ? UINT64_MAX : (uint64_t) r;
+}
+
+int knob_reading_setting(knob_id k, const knob_reading *r, knob_setting *ret) {
+        switch (knob_table[k].kind) {
+        case KNOB_KIND_PAIR:
+                if (!knob_reading_has(r, KNOB_FORM_SELF) || !knob_reading_has(r, KNOB_FORM_RATIO))
+                        return -ENOENT;
+                *ret = r->value[KNOB_FORM_SELF] ? (knob_setting) { KNOB_FORM_SELF, r->value[KNOB_FORM_SELF] }
+                                                : (knob_setting) { KNOB_FORM_RATIO, r->value[KNOB_FORM_RATIO] };
+                return 0;
+        case KNOB_KIND_OF_LIMIT:
+                /* the percent file exists on every kernel */
+                if (!knob_reading_has(r, KNOB_FORM_RATIO))
+                        return -ENOENT;
+                *ret = knob_reading_has(r, KNOB_FORM_FINE) ? (knob_setting) { KNOB_FORM_FINE, r->value[KNOB_FORM_FINE] }
+                                                           : (knob_setting) { KNOB_FORM_RATIO, r->value[KNOB_FORM_RATIO] };
+                return 0;
+        default:
+                if (!knob_reading_has(r, KNOB_FORM_SELF))
+                        return -ENOENT;
+                *ret = (knob_setting) { KNOB_FORM_SELF, r->value[KNOB_FORM_SELF] };
+                return 0;
+        }
+}
+
+bool knob_reading_value(knob_id k, const knob_reading *r, uint64_t thresh_bytes, uint64_t *ret) {
+        if (knob_reading_has(r, KNOB_FORM_SELF)) {
+                *ret = r->value[KNOB_FORM_SELF];
+                return true;
+        }
+        if (knob_table[k].kind != KNOB_KIND_OF_LIMIT)
+                return false;
+        if (knob_reading_has(r, KNOB_FORM_FINE)) {
+                *ret = (uint64_t) ((unsigned __int128) thresh_bytes * r->value[KNOB_FORM_FINE] / KNOB_PPM_FULL);
+                return true;
+        }
+        if (knob_reading_has(r, KNOB_FORM_RATIO)) {
+                *ret = thresh_bytes / 100 * r->value[KNOB_FORM_RATIO];
+                return true;
+        }
+        return false;
+}
+
+bool knob_file_nth(bool device, size_t n, knob_id *ret_knob, knob_form *ret_form) {
+        for (knob_id k = device ? KNOB_DEVICE_FIRST : 0; k < (device ? _KNOB_MAX : _KNOB_GLOBAL_MAX); k++)
+                for (knob_form f = 0; f < _KNOB_FORM_MAX; f++) {
+                        if (!knob_table[k].files[f])
+                                continue;
+                        if (n-- == 0) {
+                                *ret_knob = k;
+                                *ret_form = f;
+                                return true;
+                        }
+                }
+        return false;
+}
+
+/* The knob and form of a file, among the global or the device knobs; false if none has it. */
+static bool file_lookup(bool device, const char *file, knob_id *ret_knob, knob_form *ret_form) {
+        for (size_t n = 0; knob_file_nth(device, n, ret_knob, ret_form); n++)
+                if (strcmp(knob_form_file(*ret_knob, *ret_form), file) == 0)
+                        return true;
+        return false;
+}
+
+bool knob_readings_get(const knob_reading *readings, bool device, const char *file, uint64_t *ret) {
+        const knob_reading *r;
+        knob_id k;
+        knob_form f;
+
+        if (!file_lookup(device, file, &k, &f))
+                return false;
+        r = &readings[device ? k - KNOB_DEVICE_FIRST : k];
+        if (!knob_reading_has(r, f))
+                return false;
+        *ret = r->value[f];
+        return true;
+}
+
+void knob_readings_set(knob_reading *readings, bool device, const char *file, uint64_t value) {
+        knob_reading *r;
+        knob_id k;
+        knob_form f;
+
+        if (!file_lookup(device, file, &k, &f))
+                return;
+        r = &readings[device ? k - KNOB_DEVICE_FIRST : k];
+        r->has |= 1u << f;
+        r->value[f] = value;
+}
+
+unsigned knob_readings_count(const knob_reading *readings, bool device) {
+        unsigned n = 0;
+        knob_id k;
+        knob_form f;
+
+        for (size_t i = 0; knob_file_nth(device, i, &k, &f); i++)
+                n += knob_reading_has(&readings[device ? k - KNOB_DEVICE_FIRST : k], f);
+        return n;
 }
 
 uint64_t knob_setting_ppm(knob_setting s) {

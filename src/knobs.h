@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Knobs the policy decides. Global ones live in /proc/sys/vm, device ones in /sys/class/bdi/<bdi>/. */
 typedef enum knob_id {
@@ -76,6 +77,16 @@ typedef struct knob_setting {
         uint64_t value;
 } knob_setting;
 
+/* One knob's files as a reader found them: the value of each form, and which forms the kernel has. */
+typedef struct knob_reading {
+        unsigned has;                       /* 1 << knob_form for each file that read */
+        uint64_t value[_KNOB_FORM_MAX];
+} knob_reading;
+
+static inline bool knob_reading_has(const knob_reading *r, knob_form f) {
+        return (r->has >> f) & 1;
+}
+
 extern const knob_info knob_table[_KNOB_MAX];
 
 const knob_info *knob_get(knob_id k);
@@ -101,6 +112,9 @@ const char *knob_setting_to_string(knob_id k, knob_setting s, char *buf, size_t 
 /* A value of the knob's own unit for people: "16.0M", "500", "1". */
 const char *knob_value_to_string(knob_id k, uint64_t value, char *buf, size_t size);
 
+/* The table for people: "text" (one line a knob) or "scdoc" (a man page table). */
+void knob_table_print(FILE *f, bool scdoc);
+
 /* Bytes <-> ratio of the limit, as the kernel converts them (mm/page-writeback.c, bdi_ratio_from_pages():
  * whole pages, rounded down). thresh_pages: the global dirty threshold now. */
 #define KNOB_PPM_FULL 1000000ULL
@@ -108,3 +122,22 @@ uint64_t knob_bytes_to_ppm(uint64_t bytes, uint64_t thresh_pages, uint64_t page_
 uint64_t knob_ppm_to_bytes(uint64_t ppm, uint64_t thresh_pages, uint64_t page_size);
 /* A setting of a KNOB_KIND_OF_LIMIT knob in parts per million, whatever its form. */
 uint64_t knob_setting_ppm(knob_setting s);
+
+/* What the kernel holds, from a reading, by the knob's kind: a pair's non-zero member, a share of
+ * the limit in ppm (else percent), or the file itself. -ENOENT if the reading lacks what every kernel
+ * has for it (the device or the knob is gone). */
+int knob_reading_setting(knob_id k, const knob_reading *r, knob_setting *ret);
+/* The knob in its own unit: its own file, or for a share of the limit on a kernel without *_bytes
+ * what its ratio means against thresh_bytes. false if the kernel has neither. */
+bool knob_reading_value(knob_id k, const knob_reading *r, uint64_t thresh_bytes, uint64_t *ret);
+
+/* The readings of all global (device false: _KNOB_GLOBAL_MAX of them) or all device knobs
+ * (KNOB_DEVICE_COUNT), looked at by file name ("max_ratio_fine"): get is false when the file did not
+ * read or no knob has it; set marks it read; count is how many files read. */
+bool knob_readings_get(const knob_reading *readings, bool device, const char *file, uint64_t *ret);
+void knob_readings_set(knob_reading *readings, bool device, const char *file, uint64_t value);
+unsigned knob_readings_count(const knob_reading *readings, bool device);
+
+/* Every file of every knob in table order, for readers: the n-th file's knob, form and name.
+ * false past the last. */
+bool knob_file_nth(bool device, size_t n, knob_id *ret_knob, knob_form *ret_form);

@@ -25,8 +25,8 @@
 enum {
         GLOBAL_VMSTAT,
         GLOBAL_MEMINFO,
-        GLOBAL_VM_KNOB_FIRST,                          /* one per vm knob file, in read_vm_knobs() order */
-        GLOBAL_CLASS_BDI = GLOBAL_VM_KNOB_FIRST + 6,
+        GLOBAL_VM_KNOB_FIRST,                          /* one per vm knob file, in knob_file_nth() order */
+        GLOBAL_CLASS_BDI = GLOBAL_VM_KNOB_FIRST + 8,   /* room for the knob table's vm files (6 today) */
         GLOBAL_MOUNTINFO,
         N_GLOBAL_POINTS,
 };
@@ -362,61 +362,43 @@ static int read_vm_knob(observe_ctx *ctx, const char *name, int *error, uint64_t
         return r;
 }
 
-static uint32_t clamp_u32(uint64_t v) {
-        return v > UINT32_MAX ? UINT32_MAX : (uint32_t) v;
-}
-
+/* Every vm knob file of the knob table (dirty_bytes, dirty_ratio, ...). */
 static int read_vm_knobs(observe_ctx *ctx, vm_knobs *k) {
-        uint64_t v[6];
-        static const char *const names[6] = {
-                "dirty_bytes", "dirty_background_bytes", "dirty_ratio",
-                "dirty_background_ratio", "dirty_writeback_centisecs", "dirty_expire_centisecs",
-        };
+        knob_id knob;
+        knob_form form;
         int r;
 
-        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                r = read_vm_knob(ctx, names[i], &ctx->global_errors[GLOBAL_VM_KNOB_FIRST + i], &v[i]);
+        *k = (vm_knobs) {};
+        for (size_t n = 0; knob_file_nth(false, n, &knob, &form); n++) {
+                uint64_t v;
+
+                r = read_vm_knob(ctx, knob_form_file(knob, form), &ctx->global_errors[GLOBAL_VM_KNOB_FIRST + n], &v);
                 if (r < 0)
                         return r;
+                k->k[knob].has |= 1u << form;
+                k->k[knob].value[form] = v;
         }
-        *k = (vm_knobs) {
-                .dirty_bytes = v[0],
-                .dirty_background_bytes = v[1],
-                .dirty_ratio = clamp_u32(v[2]),
-                .dirty_background_ratio = clamp_u32(v[3]),
-                .dirty_writeback_centisecs = clamp_u32(v[4]),
-                .dirty_expire_centisecs = clamp_u32(v[5]),
-        };
         return 0;
 }
 
-/* Knob files that exist set their have bit. -ENODEV if the BDI went away meanwhile; any other failure
- * leaves that knob out (have bit clear: nothing will write it) and is reported once. only_bytes: read
- * just the *_bytes files again and keep the rest of *k. */
+/* Every knob file of a BDI the knob table names; files that exist set their has bit. -ENODEV if the
+ * BDI went away meanwhile; any other failure leaves that file out (nothing will write it) and is
+ * reported once. only_bytes: read just the *_bytes files again and keep the rest of *k. */
 static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bool only_bytes, bdi_knobs *k, int *error) {
-        static const struct {
-                const char *file;
-                unsigned bit;
-                size_t offset;
-                bool u32;
-        } table[] = {
-                { "min_ratio",      BDI_HAVE_MIN_RATIO,      offsetof(bdi_knobs, min_ratio),      true  },
-                { "max_ratio",      BDI_HAVE_MAX_RATIO,      offsetof(bdi_knobs, max_ratio),      true  },
-                { "min_ratio_fine", BDI_HAVE_MIN_RATIO_FINE, offsetof(bdi_knobs, min_ratio_fine), false },
-                { "max_ratio_fine", BDI_HAVE_MAX_RATIO_FINE, offsetof(bdi_knobs, max_ratio_fine), false },
-                { "min_bytes",      BDI_HAVE_MIN_BYTES,      offsetof(bdi_knobs, min_bytes),      false },
-                { "max_bytes",      BDI_HAVE_MAX_BYTES,      offsetof(bdi_knobs, max_bytes),      false },
-                { "strict_limit",   BDI_HAVE_STRICT_LIMIT,   offsetof(bdi_knobs, strict_limit),   true  },
-        };
         static const char consequence[] = "nothing will be written to a knob that does not read";
         _cleanup_close_ int dirfd = -1;
         bool any_gone = false;
         const char *failed_file = NULL;
         int failure = 0;
+        knob_id knob;
+        knob_form form;
 
         if (only_bytes) {
-                k->have &= ~(unsigned) (BDI_HAVE_MIN_BYTES | BDI_HAVE_MAX_BYTES);
-                k->min_bytes = k->max_bytes = 0;
+                for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
+                        if (knob_table[KNOB_DEVICE_FIRST + j].kind == KNOB_KIND_OF_LIMIT) {
+                                k->k[j].has &= ~(1u << KNOB_FORM_SELF);
+                                k->k[j].value[KNOB_FORM_SELF] = 0;
+                        }
         } else
                 *k = (bdi_knobs) {};
         /* one lookup of the directory (relative to the tick's /sys/class/bdi fd), then each knob in it */
@@ -427,13 +409,15 @@ static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bool only_bytes, bd
                 note_read(error, -errno, true, consequence, "%s/sys/class/bdi/%s", ctx->root, bdi);
                 return 0;
         }
-        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+        for (size_t n = 0; knob_file_nth(true, n, &knob, &form); n++) {
+                knob_reading *kr = &k->k[knob - KNOB_DEVICE_FIRST];
                 uint64_t v;
                 int r;
 
-                if (only_bytes && !(table[i].bit & (BDI_HAVE_MIN_BYTES | BDI_HAVE_MAX_BYTES)))
+                /* the bytes drift with the global limit; the ratios only change when written */
+                if (only_bytes && !(form == KNOB_FORM_SELF && knob_table[knob].kind == KNOB_KIND_OF_LIMIT))
                         continue;
-                r = read_u64_file_at(dirfd, table[i].file, &v);
+                r = read_u64_file_at(dirfd, knob_form_file(knob, form), &v);
                 if (r < 0) {
                         if (r == -ENODEV)
                                 return r;
@@ -441,15 +425,12 @@ static int read_bdi_knobs(observe_ctx *ctx, const char *bdi, bool only_bytes, bd
                                 any_gone = true;
                         else if (!failure) {
                                 failure = r;
-                                failed_file = table[i].file;
+                                failed_file = knob_form_file(knob, form);
                         }
                         continue;
                 }
-                k->have |= table[i].bit;
-                if (table[i].u32)
-                        *(uint32_t *) ((char *) k + table[i].offset) = clamp_u32(v);
-                else
-                        *(uint64_t *) ((char *) k + table[i].offset) = v;
+                kr->has |= 1u << form;
+                kr->value[form] = v;
         }
 
         /* A missing knob file is an older kernel, unless the whole BDI is gone. */
@@ -944,10 +925,11 @@ static int read_devices(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, bool
 }
 
 static bool vm_knobs_equal(const vm_knobs *a, const vm_knobs *b) {
-        return a->dirty_bytes == b->dirty_bytes && a->dirty_background_bytes == b->dirty_background_bytes &&
-               a->dirty_ratio == b->dirty_ratio && a->dirty_background_ratio == b->dirty_background_ratio &&
-               a->dirty_writeback_centisecs == b->dirty_writeback_centisecs &&
-               a->dirty_expire_centisecs == b->dirty_expire_centisecs;
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
+                if (a->k[k].has != b->k[k].has ||
+                    memcmp(a->k[k].value, b->k[k].value, sizeof a->k[k].value) != 0)
+                        return false;
+        return true;
 }
 
 int observe_sample_at(observe_ctx *ctx, uint64_t time_usec, sample *ret) {

@@ -5,18 +5,8 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "knobs.h"
 #include "memcg.h"
-
-/* Which per-BDI knob files this kernel has (bit set = file exists). */
-enum {
-        BDI_HAVE_MIN_RATIO      = 1 << 0,
-        BDI_HAVE_MAX_RATIO      = 1 << 1,
-        BDI_HAVE_MIN_RATIO_FINE = 1 << 2,
-        BDI_HAVE_MAX_RATIO_FINE = 1 << 3,
-        BDI_HAVE_MIN_BYTES      = 1 << 4,
-        BDI_HAVE_MAX_BYTES      = 1 << 5,
-        BDI_HAVE_STRICT_LIMIT   = 1 << 6,
-};
 
 /* Device traits, usable as config matches. */
 enum {
@@ -34,24 +24,15 @@ typedef enum stats_source {
         STATS_SOURCE_NONE,       /* neither: knobs only */
 } stats_source;
 
+/* The vm knobs' files (dirty_bytes and dirty_ratio, ...), read through the knob table. */
 typedef struct vm_knobs {
-        uint64_t dirty_bytes;
-        uint64_t dirty_background_bytes;
-        uint32_t dirty_ratio;
-        uint32_t dirty_background_ratio;
-        uint32_t dirty_writeback_centisecs;
-        uint32_t dirty_expire_centisecs;
+        knob_reading k[_KNOB_GLOBAL_MAX];
 } vm_knobs;
 
+/* A BDI's knob files (min/max in bytes and ratios, strict_limit), read through the knob table;
+ * a file this kernel lacks is not in its reading's has. */
 typedef struct bdi_knobs {
-        unsigned have;              /* BDI_HAVE_* */
-        uint32_t min_ratio;         /* percent */
-        uint32_t max_ratio;         /* percent */
-        uint64_t min_ratio_fine;    /* parts per million */
-        uint64_t max_ratio_fine;    /* parts per million */
-        uint64_t min_bytes;
-        uint64_t max_bytes;
-        uint32_t strict_limit;      /* 0/1 */
+        knob_reading k[KNOB_DEVICE_COUNT];   /* index: knob - KNOB_DEVICE_FIRST */
 } bdi_knobs;
 
 typedef struct global_state {

@@ -29,6 +29,14 @@ static const char *const csv_columns[_PC_MAX] = {
 #undef PROTOCOL_CSV_NAME
 };
 
+int proto_field_named(protocol_kind kind, const char *name) {
+        for (size_t f = 0; f < _PF_MAX; f++)
+                if (protocol_fields[f].kind == kind && strcmp(protocol_fields[f].name, name) == 0)
+                        return (int) f;
+        log_error("The protocol has no field \"%s\" in %s: add it to protocol.h.", name, protocol_kind_name(kind));
+        return -ENOENT;
+}
+
 const char *protocol_kind_name(protocol_kind k) {
         return k >= 0 && k < _PK_MAX ? kinds[k].name : "?";
 }

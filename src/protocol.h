@@ -380,6 +380,8 @@ typedef struct protocol_field_info {
 
 extern const protocol_field_info protocol_fields[_PF_MAX];
 const char *protocol_kind_name(protocol_kind k);
+/* The field of an object kind with that key (a name read from another table), or -ENOENT. */
+int proto_field_named(protocol_kind kind, const char *name);
 protocol_kind protocol_kind_base(protocol_kind k);   /* PK_NONE if it has none */
 const char *protocol_type_name(protocol_type t);
 const char *protocol_presence_name(protocol_presence p);

@@ -5,40 +5,31 @@
 #include "report.h"
 #include "util.h"
 
-json_object *report_vm_knobs(const vm_knobs *k) {
+/* The knob table's files as an object of "file": value, the protocol's field for each found by name
+ * (a file the protocol does not list is a bug the protocol test catches: proto_field_named() logs it). */
+static json_object *knob_files_json(protocol_kind kind, bool device, const knob_reading *readings) {
         json_object *o = json_object_new_object();
+        knob_id knob;
+        knob_form form;
 
         if (!o)
                 return NULL;
-        proto_add_u64(o, PF_VM_KNOBS_DIRTY_BYTES, k->dirty_bytes);
-        proto_add_u64(o, PF_VM_KNOBS_DIRTY_BACKGROUND_BYTES, k->dirty_background_bytes);
-        proto_add_u64(o, PF_VM_KNOBS_DIRTY_RATIO, k->dirty_ratio);
-        proto_add_u64(o, PF_VM_KNOBS_DIRTY_BACKGROUND_RATIO, k->dirty_background_ratio);
-        proto_add_u64(o, PF_VM_KNOBS_DIRTY_WRITEBACK_CENTISECS, k->dirty_writeback_centisecs);
-        proto_add_u64(o, PF_VM_KNOBS_DIRTY_EXPIRE_CENTISECS, k->dirty_expire_centisecs);
+        for (size_t n = 0; knob_file_nth(device, n, &knob, &form); n++) {
+                const knob_reading *r = &readings[device ? knob - KNOB_DEVICE_FIRST : knob];
+                int f = proto_field_named(kind, knob_form_file(knob, form));
+
+                if (f >= 0 && knob_reading_has(r, form))
+                        proto_add_u64(o, (protocol_field) f, r->value[form]);
+        }
         return o;
 }
 
-json_object *report_bdi_knobs(const bdi_knobs *k) {
-        json_object *o = json_object_new_object();
+json_object *report_vm_knobs(const vm_knobs *k) {
+        return knob_files_json(PK_VM_KNOBS, false, k->k);
+}
 
-        if (!o)
-                return NULL;
-        if (k->have & BDI_HAVE_MIN_RATIO)
-                proto_add_u64(o, PF_BDI_KNOBS_MIN_RATIO, k->min_ratio);
-        if (k->have & BDI_HAVE_MAX_RATIO)
-                proto_add_u64(o, PF_BDI_KNOBS_MAX_RATIO, k->max_ratio);
-        if (k->have & BDI_HAVE_MIN_RATIO_FINE)
-                proto_add_u64(o, PF_BDI_KNOBS_MIN_RATIO_FINE, k->min_ratio_fine);
-        if (k->have & BDI_HAVE_MAX_RATIO_FINE)
-                proto_add_u64(o, PF_BDI_KNOBS_MAX_RATIO_FINE, k->max_ratio_fine);
-        if (k->have & BDI_HAVE_MIN_BYTES)
-                proto_add_u64(o, PF_BDI_KNOBS_MIN_BYTES, k->min_bytes);
-        if (k->have & BDI_HAVE_MAX_BYTES)
-                proto_add_u64(o, PF_BDI_KNOBS_MAX_BYTES, k->max_bytes);
-        if (k->have & BDI_HAVE_STRICT_LIMIT)
-                proto_add_u64(o, PF_BDI_KNOBS_STRICT_LIMIT, k->strict_limit);
-        return o;
+json_object *report_bdi_knobs(const bdi_knobs *k) {
+        return knob_files_json(PK_BDI_KNOBS, true, k->k);
 }
 
 json_object *report_global(const global_state *g) {

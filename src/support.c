@@ -22,9 +22,10 @@ static bool controllers_have_io_and_memory(const char *root, const char *path) {
         return io && memory;
 }
 
-static bool any_device_has(const sample *s, unsigned bit) {
+/* Does any device have this knob's own file (max_bytes, strict_limit)? */
+static bool any_device_has(const sample *s, knob_id k) {
         for (size_t i = 0; i < s->n_devices; i++)
-                if (s->devices[i].knobs.have & bit)
+                if (knob_reading_has(&s->devices[i].knobs.k[k - KNOB_DEVICE_FIRST], KNOB_FORM_SELF))
                         return true;
         return false;
 }
@@ -42,8 +43,8 @@ int support_probe(const char *root, const sample *s, kernel_support *ks) {
         }
         ks->cgroup_writeback = controllers_have_io_and_memory(root, "/sys/fs/cgroup/cgroup.controllers") ||
                                controllers_have_io_and_memory(root, "/sys/fs/cgroup/unified/cgroup.controllers");
-        ks->bdi_bytes = any_device_has(s, BDI_HAVE_MAX_BYTES);
-        ks->strict_limit = any_device_has(s, BDI_HAVE_STRICT_LIMIT);
+        ks->bdi_bytes = any_device_has(s, KNOB_MAX_BYTES);
+        ks->strict_limit = any_device_has(s, KNOB_STRICT_LIMIT);
         support_assess(ks, s);
         return 0;
 }

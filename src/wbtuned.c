@@ -1,6 +1,7 @@
 /* wbtuned: watch the kernel's dirty-page and writeback state per backing device. */
 #include "config.h"
 #include "log.h"
+#include "knobs.h"
 #include "manager.h"
 #include "savedfile.h"
 #include "util.h"
@@ -10,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { ARG_SOCKET = 0x100, ARG_STATE_DIR, ARG_INSPECT_SAVED, ARG_ROOT, ARG_DRY_RUN, ARG_CHECK_CONFIG, ARG_VERSION, ARG_QUIET };
+enum { ARG_SOCKET = 0x100, ARG_STATE_DIR, ARG_INSPECT_SAVED, ARG_LIST_KNOBS, ARG_ROOT, ARG_DRY_RUN, ARG_CHECK_CONFIG, ARG_VERSION, ARG_QUIET };
 
 static const char *arg_config = CONFIG_DEFAULT_PATH;
 static const char *arg_socket;
@@ -28,6 +29,7 @@ static void help(void) {
                "     --socket PATH   control socket (default: the config's, %s)\n"
                "     --state-dir DIR directory of the saved original knob values\n"
                "                     (default %s; owned by root, writable by nobody else)\n"
+               "     --list-knobs    print every knob the daemon may write: files, unit, kernel\n"
                "     --inspect-saved FILE\n"
                "                     check a saved-originals file and print what it lists;\n"
                "                     exit 0 if the daemon would trust it, 1 if not\n"
@@ -48,6 +50,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "socket",       required_argument, NULL, ARG_SOCKET },
                 { "state-dir",    required_argument, NULL, ARG_STATE_DIR },
                 { "inspect-saved", required_argument, NULL, ARG_INSPECT_SAVED },
+                { "list-knobs",   optional_argument, NULL, ARG_LIST_KNOBS },
                 { "root",         required_argument, NULL, ARG_ROOT },
                 { "dry-run",      no_argument,       NULL, ARG_DRY_RUN },
                 { "check-config", no_argument,       NULL, ARG_CHECK_CONFIG },
@@ -76,6 +79,13 @@ static int parse_argv(int argc, char *argv[]) {
                         arg_state_dir = optarg;
                         break;
                 case ARG_INSPECT_SAVED: arg_inspect_saved = optarg; break;
+                case ARG_LIST_KNOBS:
+                        if (optarg && strcmp(optarg, "scdoc") != 0) {
+                                fprintf(stderr, "wbtuned: --list-knobs=%s: the only format is scdoc\n", optarg);
+                                return -EINVAL;
+                        }
+                        knob_table_print(stdout, optarg != NULL);
+                        return 0;
                 case ARG_ROOT:
                         /* plain files cannot act like the kernel's knobs: never write into a fake tree */
                         arg_root = optarg;

@@ -1,6 +1,7 @@
 /* Tests for the actuator against a simulated kernel: order of writes, save/restore, recovery, back-off. */
 #include "actuate.h"
 #include "fake-kernel.h"
+#include "knob-files.h"
 #include "savedfile.h"
 #include "log.h"
 #include "tap.h"
@@ -34,14 +35,13 @@ static sample make_sample(const fake_kernel *fk, uint64_t t) {
                 d = &sample_devs[s.n_devices++];
                 *d = (bdi_device) {};
                 snprintf(d->bdi, sizeof d->bdi, "%s", b->name);
-                d->knobs.have = BDI_HAVE_MIN_RATIO | BDI_HAVE_MAX_RATIO |
-                        (b->fine ? BDI_HAVE_MIN_RATIO_FINE | BDI_HAVE_MAX_RATIO_FINE | BDI_HAVE_MIN_BYTES |
-                                   BDI_HAVE_MAX_BYTES | BDI_HAVE_STRICT_LIMIT : 0);
-                d->knobs.min_ratio_fine = b->min_ppm;
-                d->knobs.max_ratio_fine = b->max_ppm;
-                d->knobs.min_ratio = (uint32_t) (b->min_ppm / 10000);
-                d->knobs.max_ratio = (uint32_t) (b->max_ppm / 10000);
-                d->knobs.strict_limit = b->strict;
+                bdi_file_set(d, "min_ratio", b->min_ppm / 10000);
+                bdi_file_set(d, "max_ratio", b->max_ppm / 10000);
+                if (b->fine) {
+                        bdi_file_set(d, "min_ratio_fine", b->min_ppm);
+                        bdi_file_set(d, "max_ratio_fine", b->max_ppm);
+                        bdi_file_set(d, "strict_limit", b->strict);
+                }
         }
         s.global.mem_available_bytes = DIRTYABLE_PAGES * FAKE_PAGE_SIZE;
         return s;

@@ -3,6 +3,7 @@
 
 #include "history.h"
 #include "protocol.h"
+#include "knob-files.h"
 #include "tap.h"
 #include "util.h"
 
@@ -22,8 +23,8 @@ static void make_sample(sample *s, bdi_device *devs, uint64_t tick, const char *
                 devs[i].thresh_bytes = 5000 + tick;
                 devs[i].write_bw_bytes_per_s = 7000 + tick;
                 devs[i].dirty_rate_bytes_per_s = 8000 + tick;
-                devs[i].knobs.have = i == 0 ? BDI_HAVE_MAX_BYTES : 0;
-                devs[i].knobs.max_bytes = 16 << 20;
+                if (i == 0)
+                        bdi_file_set(&devs[i], "max_bytes", 16 << 20);
         }
         s->devices = devs;
         s->n_devices = n;

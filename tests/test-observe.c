@@ -11,6 +11,7 @@
 #include "log.h"
 #include "observe.h"
 #include "report.h"
+#include "knob-files.h"
 #include "tap.h"
 #include "util.h"
 
@@ -346,11 +347,11 @@ static void test_first_sample(observe_ctx *ctx, sample *s) {
         CHECK_EQ_U64(s->global.mem_total_bytes, 16000000ULL * 1024);
         CHECK_EQ_U64(s->global.mem_available_bytes, 8000000ULL * 1024);
         CHECK_EQ_U64(s->global.dirty_rate_bytes_per_s, 0);
-        CHECK_EQ_U64(s->global.knobs.dirty_bytes, 0);
-        CHECK_EQ_U64(s->global.knobs.dirty_ratio, 20);
-        CHECK_EQ_U64(s->global.knobs.dirty_background_ratio, 10);
-        CHECK_EQ_U64(s->global.knobs.dirty_writeback_centisecs, 500);
-        CHECK_EQ_U64(s->global.knobs.dirty_expire_centisecs, 3000);
+        CHECK_EQ_U64(vm_file(&s->global, "dirty_bytes"), 0);
+        CHECK_EQ_U64(vm_file(&s->global, "dirty_ratio"), 20);
+        CHECK_EQ_U64(vm_file(&s->global, "dirty_background_ratio"), 10);
+        CHECK_EQ_U64(vm_file(&s->global, "dirty_writeback_centisecs"), 500);
+        CHECK_EQ_U64(vm_file(&s->global, "dirty_expire_centisecs"), 3000);
 
         /* natural order; the dangling 7:9 is dropped */
         CHECK_EQ_U64(s->n_devices, ELEMENTSOF(order));
@@ -368,11 +369,11 @@ static void test_first_sample(observe_ctx *ctx, sample *s) {
         CHECK_STREQ(d->fstype, "ext4");
         CHECK_STREQ(d->model, "QEMU HARDDISK");
         CHECK_EQ_U64(d->traits, BDI_TRAIT_ROTATIONAL);
-        CHECK_EQ_U64(d->knobs.have, 0x7f);
-        CHECK_EQ_U64(d->knobs.max_ratio, 100);
-        CHECK_EQ_U64(d->knobs.max_ratio_fine, 1000000);
-        CHECK_EQ_U64(d->knobs.max_bytes, 4997709824ULL);
-        CHECK_EQ_U64(d->knobs.strict_limit, 1);
+        CHECK_EQ_U64(bdi_files_read(d), 7);
+        CHECK_EQ_U64(bdi_file(d, "max_ratio"), 100);
+        CHECK_EQ_U64(bdi_file(d, "max_ratio_fine"), 1000000);
+        CHECK_EQ_U64(bdi_file(d, "max_bytes"), 4997709824ULL);
+        CHECK_EQ_U64(bdi_file(d, "strict_limit"), 1);
         CHECK(d->source == STATS_SOURCE_DEBUGFS);
         CHECK_EQ_U64(d->writeback_bytes, 8 * 1024);
         CHECK_EQ_U64(d->dirty_bytes, 100 * 1024);
@@ -428,7 +429,8 @@ static void test_first_sample(observe_ctx *ctx, sample *s) {
         /* old kernel knobs, truncated stats */
         d = DEV(s, "7:2");
         CHECK_STREQ(d->name, "loop2");
-        CHECK_EQ_U64(d->knobs.have, BDI_HAVE_MIN_RATIO | BDI_HAVE_MAX_RATIO);
+        CHECK_EQ_U64(bdi_files_read(d), 2);
+        CHECK(bdi_has(d, "min_ratio") && bdi_has(d, "max_ratio"));
         CHECK(d->source == STATS_SOURCE_NONE);
         CHECK_EQ_U64(d->writeback_bytes, 0);
         CHECK_EQ_U64(d->n_mounts, 1);
@@ -496,8 +498,9 @@ static void test_second_sample(observe_ctx *ctx, sample *s) {
         CHECK(d->seen_before);
         CHECK_EQ_U64(d->write_bw_bytes_per_s, 4000 * 1024 / 2);
         CHECK_EQ_U64(d->dirty_rate_bytes_per_s, 2000 * 1024 / 2);
-        CHECK_EQ_U64(d->knobs.have, 0x7f & ~BDI_HAVE_MAX_BYTES);
-        CHECK_EQ_U64(d->knobs.max_bytes, 0);
+        CHECK_EQ_U64(bdi_files_read(d), 6);
+        CHECK(!bdi_has(d, "max_bytes"));
+        CHECK_EQ_U64(bdi_file(d, "max_bytes"), UINT64_MAX);
 
         d = DEV(s, "8:16");
         CHECK(!d->seen_before);
@@ -543,7 +546,7 @@ static void test_knobs_cached(void) {
 
         CHECK(observe_new(root, true, &ctx) == 0);
         CHECK(observe_sample_at(ctx, t, &s) == 0);
-        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 100);
+        CHECK_EQ_U64(bdi_file(DEV(&s, "8:16"), "max_ratio"), 100);
         first_read = DEV(&s, "8:16")->knobs_read_usec;
         CHECK_EQ_U64(first_read, t);
         sample_done(&s);
@@ -552,7 +555,7 @@ static void test_knobs_cached(void) {
         put_knob("8:16", "max_ratio", "42");
         for (unsigned i = 1; i <= 8 && !ticks_until_seen; i++) {
                 CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
-                if (DEV(&s, "8:16")->knobs.max_ratio == 42) {
+                if (bdi_file(DEV(&s, "8:16"), "max_ratio") == 42) {
                         ticks_until_seen = i;
                         CHECK_EQ_U64(DEV(&s, "8:16")->knobs_read_usec, t);
                 } else
@@ -570,12 +573,12 @@ static void test_knobs_cached(void) {
         put_knob("8:16", "max_ratio", "43");
         observe_knobs_changed(ctx, "8:16");
         CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
-        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 43);
+        CHECK_EQ_U64(bdi_file(DEV(&s, "8:16"), "max_ratio"), 43);
         sample_done(&s);
         put_knob("8:16", "max_ratio", "44");
         observe_knobs_changed(ctx, NULL);
         CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
-        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 44);
+        CHECK_EQ_U64(bdi_file(DEV(&s, "8:16"), "max_ratio"), 44);
         sample_done(&s);
 
         /* a vm knob changed: the *_bytes files follow the global limit, so they are read again at once;
@@ -584,9 +587,9 @@ static void test_knobs_cached(void) {
         put_knob("8:16", "max_bytes", "123456789");
         put("proc/sys/vm/dirty_bytes", "100000000\n");
         CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
-        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_bytes, 123456789);
-        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 44);
-        CHECK(DEV(&s, "8:16")->knobs.have & BDI_HAVE_MAX_BYTES);
+        CHECK_EQ_U64(bdi_file(DEV(&s, "8:16"), "max_bytes"), 123456789);
+        CHECK_EQ_U64(bdi_file(DEV(&s, "8:16"), "max_ratio"), 44);
+        CHECK(bdi_has(DEV(&s, "8:16"), "max_bytes"));
         CHECK(DEV(&s, "8:16")->knobs_read_usec < t);
         sample_done(&s);
         put("proc/sys/vm/dirty_bytes", "0\n");
@@ -594,14 +597,14 @@ static void test_knobs_cached(void) {
         put_knob("8:16", "max_bytes", "4997709824");
         observe_knobs_changed(ctx, NULL);
         CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
-        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 100);
+        CHECK_EQ_U64(bdi_file(DEV(&s, "8:16"), "max_ratio"), 100);
         sample_done(&s);
 
         /* replaced (a loop device detached and attached again): its counters start over, read at once */
         put_knob("8:16", "max_ratio", "100");
         put_stats("8:16", 0, 0, 10, 10, 0);
         CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
-        CHECK_EQ_U64(DEV(&s, "8:16")->knobs.max_ratio, 100);
+        CHECK_EQ_U64(bdi_file(DEV(&s, "8:16"), "max_ratio"), 100);
         sample_done(&s);
         put_stats("8:16", 0, 0, 900000, 800000, 0);
         observe_free(ctx);
@@ -1112,10 +1115,10 @@ static void test_captured_tree(void) {
         CHECK_EQ_U64(s.global.written_total_bytes, 189219 * page_size);
         CHECK_EQ_U64(s.global.mem_total_bytes, 24684084ULL * 1024);
         CHECK_EQ_U64(s.global.mem_available_bytes, 24308300ULL * 1024);
-        CHECK_EQ_U64(s.global.knobs.dirty_bytes, 419430400);
-        CHECK_EQ_U64(s.global.knobs.dirty_background_bytes, 209715200);
-        CHECK_EQ_U64(s.global.knobs.dirty_ratio, 0);
-        CHECK_EQ_U64(s.global.knobs.dirty_expire_centisecs, 3000);
+        CHECK_EQ_U64(vm_file(&s.global, "dirty_bytes"), 419430400);
+        CHECK_EQ_U64(vm_file(&s.global, "dirty_background_bytes"), 209715200);
+        CHECK_EQ_U64(vm_file(&s.global, "dirty_ratio"), 0);
+        CHECK_EQ_U64(vm_file(&s.global, "dirty_expire_centisecs"), 3000);
 
         CHECK_EQ_U64(s.n_devices, 1);
         d = DEV(&s, "254:0");
@@ -1125,9 +1128,9 @@ static void test_captured_tree(void) {
         CHECK_STREQ(d->mounts[0], "/");
         CHECK_EQ_U64(d->traits, BDI_TRAIT_ROTATIONAL);
         CHECK_STREQ(d->model, "");
-        CHECK_EQ_U64(d->knobs.have, 0x7f);
-        CHECK_EQ_U64(d->knobs.max_bytes, 419430400);
-        CHECK_EQ_U64(d->knobs.max_ratio_fine, 1000000);
+        CHECK_EQ_U64(bdi_files_read(d), 7);
+        CHECK_EQ_U64(bdi_file(d, "max_bytes"), 419430400);
+        CHECK_EQ_U64(bdi_file(d, "max_ratio_fine"), 1000000);
         CHECK(d->source == STATS_SOURCE_DEBUGFS);
         CHECK_EQ_U64(d->writeback_bytes, 28 * 1024);
         CHECK_EQ_U64(d->dirty_bytes, 896 * 1024);
@@ -1166,7 +1169,7 @@ static void show_live(const char *mode) {
                        traits_to_string(d->traits, traits, sizeof(traits)), stats_source_to_string(d->source),
                        format_bytes(b0, sizeof(b0), d->written_total_bytes),
                        format_bytes(b1, sizeof(b1), d->wb_bw_bytes_per_s),
-                       format_bytes(b2, sizeof(b2), d->backlog_bytes), d->backlog_s, d->knobs.have);
+                       format_bytes(b2, sizeof(b2), d->backlog_bytes), d->backlog_s, bdi_files_read(d));
         }
         sample_done(&s);
         observe_free(ctx);

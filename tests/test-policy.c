@@ -1,6 +1,7 @@
 /* Unit tests for the policy: hand-written sample sequences in, knob decisions out. */
 #include "policy.h"
 #include "util.h"
+#include "knob-files.h"
 #include "tap.h"
 
 #include <string.h>
@@ -24,10 +25,10 @@ static void fixture_init(fixture *f) {
         f->s.time_usec = 10 * TICK_USEC;
         f->s.global.dirty_thresh_bytes = 4600 * MB;
         f->s.global.background_thresh_bytes = 2300 * MB;
-        f->s.global.knobs.dirty_ratio = 20;
-        f->s.global.knobs.dirty_background_ratio = 10;
-        f->s.global.knobs.dirty_writeback_centisecs = 500;
-        f->s.global.knobs.dirty_expire_centisecs = 3000;
+        vm_file_set(&f->s.global, "dirty_ratio", 20);
+        vm_file_set(&f->s.global, "dirty_background_ratio", 10);
+        vm_file_set(&f->s.global, "dirty_writeback_centisecs", 500);
+        vm_file_set(&f->s.global, "dirty_expire_centisecs", 3000);
         snprintf(f->dev[0].bdi, sizeof f->dev[0].bdi, "8:0");
         snprintf(f->dev[0].name, sizeof f->dev[0].name, "sda");
         f->dev[0].major = 8;

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "manager.h"
 #include "protocol.h"
+#include "knob-files.h"
 #include "tap.h"
 #include "util.h"
 
@@ -118,18 +119,18 @@ static void fixture_sample(sample *s, uint64_t tick) {
         devs[0] = (bdi_device) {
                 .bdi = "0:52", .name = "nfs 0:52", .fstype = "nfs4", .mounts = mounts_nfs, .n_mounts = 1,
                 .traits = BDI_TRAIT_NFS, .source = STATS_SOURCE_BLOCKSTAT,
-                .knobs = { .have = BDI_HAVE_MIN_RATIO | BDI_HAVE_MAX_RATIO, .min_ratio = 0, .max_ratio = 100 },
+                .knobs = { .k = { [KNOB_MIN_BYTES - KNOB_DEVICE_FIRST] = { .has = 1u << KNOB_FORM_RATIO },
+                                  [KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = { .has = 1u << KNOB_FORM_RATIO,
+                                                                           .value = { [KNOB_FORM_RATIO] = 100 } } } },
         };
         devs[1] = (bdi_device) {
                 .bdi = "7:0", .major = 7, .minor = 0, .has_devnum = true, .name = "evil\x1b[2J\nforged",
                 .alias = "vg\x1b-root", .fstype = "fuse.\xc2\x9b", .mounts = mounts_hostile, .n_mounts = 2,
                 .model = "M\x1b[31m", .traits = BDI_TRAIT_USB | BDI_TRAIT_REMOVABLE, .source = STATS_SOURCE_DEBUGFS,
-                .knobs = { .have = 0x7f, .max_ratio = 100, .max_ratio_fine = 1000000, .max_bytes = 400 * M },
         };
         devs[2] = (bdi_device) {
                 .bdi = "7:2", .major = 7, .minor = 2, .has_devnum = true, .name = "loop2", .fstype = "ext4",
                 .mounts = mounts_loop, .n_mounts = 1, .traits = BDI_TRAIT_ROTATIONAL, .source = STATS_SOURCE_DEBUGFS,
-                .knobs = { .have = 0x7f, .max_ratio = 100, .max_ratio_fine = 1000000, .max_bytes = 400 * M },
                 .dirty_bytes = 12 * M + tick, .writeback_bytes = M, .thresh_bytes = 100 * M,
                 .dirtied_total_bytes = 1000 * M + tick * M, .written_total_bytes = 900 * M + tick * M,
                 .wb_bw_bytes_per_s = 8 * M, .write_bw_bytes_per_s = 7 * M, .dirty_rate_bytes_per_s = 2 * M,
@@ -140,9 +141,23 @@ static void fixture_sample(sample *s, uint64_t tick) {
                 .global = { .dirty_bytes = 20 * M, .writeback_bytes = M, .dirty_thresh_bytes = 400 * M,
                             .background_thresh_bytes = 200 * M, .mem_total_bytes = 16384 * M,
                             .mem_available_bytes = 8192 * M,
-                            .knobs = { .dirty_ratio = 20, .dirty_background_ratio = 10,
-                                       .dirty_writeback_centisecs = 500, .dirty_expire_centisecs = 3000 } },
+                            .knobs = {} },
         };
+        /* a 6.2+ kernel's seven files for the two loop devices, the kernel's defaults for the vm knobs */
+        for (int i = 1; i <= 2; i++) {
+                static const char *const files[] = { "min_ratio", "min_ratio_fine", "min_bytes", "strict_limit" };
+                for (size_t j = 0; j < ELEMENTSOF(files); j++)
+                        bdi_file_set(&devs[i], files[j], 0);
+                bdi_file_set(&devs[i], "max_ratio", 100);
+                bdi_file_set(&devs[i], "max_ratio_fine", 1000000);
+                bdi_file_set(&devs[i], "max_bytes", 400 * M);
+        }
+        vm_file_set(&s->global, "dirty_bytes", 0);
+        vm_file_set(&s->global, "dirty_background_bytes", 0);
+        vm_file_set(&s->global, "dirty_ratio", 20);
+        vm_file_set(&s->global, "dirty_background_ratio", 10);
+        vm_file_set(&s->global, "dirty_writeback_centisecs", 500);
+        vm_file_set(&s->global, "dirty_expire_centisecs", 3000);
 }
 
 static void want(knob_decision *k, uint64_t value, const char *reason) {

@@ -38,10 +38,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         if (manager_new(&o, &c, &m) < 0)
                 abort();
         devs[0] = (bdi_device) { .bdi = "7:0", .major = 7, .has_devnum = true, .name = "loop0", .fstype = "ext4",
-                                 .mounts = mounts_a, .n_mounts = 2, .knobs = { .have = 0x7f, .max_ratio = 100 },
+                                 .mounts = mounts_a, .n_mounts = 2,
                                  .dirty_bytes = 4096, .backlog_bytes = 4096 };
-        devs[1] = (bdi_device) { .bdi = "8:0", .major = 8, .has_devnum = true, .name = "sda", .mounts = mounts_none,
-                                 .knobs = { .have = 0x3 } };
+        devs[1] = (bdi_device) { .bdi = "8:0", .major = 8, .has_devnum = true, .name = "sda", .mounts = mounts_none };
+        /* a 6.2+ kernel's knob files for loop0, an older kernel's two for sda */
+        knob_readings_set(devs[0].knobs.k, true, "max_ratio", 100);
+        knob_readings_set(devs[0].knobs.k, true, "max_ratio_fine", 1000000);
+        knob_readings_set(devs[0].knobs.k, true, "max_bytes", 400 << 20);
+        knob_readings_set(devs[0].knobs.k, true, "min_ratio", 0);
+        knob_readings_set(devs[0].knobs.k, true, "min_ratio_fine", 0);
+        knob_readings_set(devs[0].knobs.k, true, "min_bytes", 0);
+        knob_readings_set(devs[0].knobs.k, true, "strict_limit", 0);
+        knob_readings_set(devs[1].knobs.k, true, "min_ratio", 0);
+        knob_readings_set(devs[1].knobs.k, true, "max_ratio", 100);
         s = (sample) { .time_usec = 1000000, .devices = devs, .n_devices = 2 };
         if (sample_copy(&m->current, &s) < 0)
                 abort();
