@@ -377,6 +377,11 @@ static int op_probe(actuator *a, const plan_input *in, const plan_op *o, knob_ow
         return 0;
 }
 
+/* A write of this knob failed lately: not again for ACTUATOR_BACKOFF_USEC (a stop tries anyway). */
+static bool backing_off(const actuator *a, const knob_owner *ow, bool use_backoff) {
+        return use_backoff && ow->failed && a->now_usec < ow->failed_usec + ACTUATOR_BACKOFF_USEC;
+}
+
 /* Write, read back, log. OP_DONE, OP_SKIPPED (backed off), OP_GONE (device vanished), OP_REFUSED, or -errno. */
 static int op_run(actuator *a, const plan_input *in, const plan_op *o, knob_owner *ow, bool use_backoff) {
         const char *bdi = op_bdi(in, o), *file = knob_form_file(o->knob, o->form);
@@ -384,10 +389,8 @@ static int op_run(actuator *a, const plan_input *in, const plan_op *o, knob_owne
         knob_now after;
         int r;
 
-        if (use_backoff && ow->failed && a->now_usec < ow->failed_usec + ACTUATOR_BACKOFF_USEC) {
-                log_debug("%s %s: backing off after %s", bdi ? bdi : "global", file, strerror(-ow->failed));
+        if (backing_off(a, ow, use_backoff))
                 return OP_SKIPPED;
-        }
         knob_path(a, bdi, file, path, sizeof path);
         snprintf(value, sizeof value, "%" PRIu64, o->value);
         r = io_write(a, path, value);
@@ -455,8 +458,14 @@ static void take_notes(actuator *a, const plan_input *in, const plan *p) {
                 char now[64];
 
                 switch (n->kind) {
-                case PLAN_NOTE_OVERRIDDEN:
-                        ow = bdi ? &get_dev(a, bdi)->k[n->knob - KNOB_DEVICE_FIRST] : &a->g[n->knob];
+                case PLAN_NOTE_OVERRIDDEN: {
+                        adev *d = bdi ? get_dev(a, bdi) : NULL;
+
+                        if (bdi && !d) {
+                                log_oom_error();
+                                break;
+                        }
+                        ow = d ? &d->k[n->knob - KNOB_DEVICE_FIRST] : &a->g[n->knob];
                         log_event(EVENT_OVERRIDE, LOG_NOTICE, bdi ? bdi : "global", dev_name(a, bdi), NULL,
                                   "%s %s was set to %s by someone else; leaving it alone from now on "
                                   "(`wbtunectl reload` hands it back).", bdi ? dev_name(a, bdi) : "global",
@@ -465,6 +474,7 @@ static void take_notes(actuator *a, const plan_input *in, const plan *p) {
                         *ow = (knob_owner) { .overridden = true, .theirs = n->setting };
                         a->overrides_total++;
                         break;
+                }
                 case PLAN_NOTE_MIN_SCALED:
                         if (!a->min_scaled)
                                 log_notice("The devices' min_bytes add up to the whole dirty limit; shrinking them "
@@ -484,7 +494,6 @@ static bool plan_has_note(const plan *p, plan_note_kind kind) {
         return false;
 }
 
-/* Run a built plan: probe, record originals and what is about to be written, write in order, record again. */
 /* Forget a knob that was recorded for a write that did not happen (nothing of ours to put back). */
 static void drop_unwritten(knob_owner *ow) {
         ow->pending = false;
@@ -492,9 +501,11 @@ static void drop_unwritten(knob_owner *ow) {
                 *ow = (knob_owner) { .refused = ow->refused, .failed = ow->failed, .failed_usec = ow->failed_usec };
 }
 
+/* Run a built plan: probe, record originals and what is about to be written, write in order, record again. */
 static int plan_run(actuator *a, const plan_input *in, const plan *p, bool use_backoff) {
         _cleanup_free_ int *result = calloc(MAX(p->n_ops, 1), sizeof *result);
-        bool min_scaled = plan_has_note(p, PLAN_NOTE_MIN_SCALED), any_saved = false, changed = p->n_notes > 0;
+        bool min_scaled = plan_has_note(p, PLAN_NOTE_MIN_SCALED), any_saved = false;
+        bool changed = plan_has_note(p, PLAN_NOTE_OVERRIDDEN);
         int first = 0, r;
 
         if (!result)
@@ -511,6 +522,13 @@ static int plan_run(actuator *a, const plan_input *in, const plan *p, bool use_b
 
                 if (!ow)
                         return log_oom_error();
+                /* backed off: nothing to record for it this tick */
+                if (backing_off(a, ow, use_backoff)) {
+                        log_debug("%s %s: backing off after %s", op_bdi(in, o) ? op_bdi(in, o) : "global",
+                                  knob_form_file(o->knob, o->form), strerror(-ow->failed));
+                        result[i] = OP_SKIPPED;
+                        continue;
+                }
                 result[i] = op_probe(a, in, o, ow);
                 if (result[i] != 0) {
                         changed = true;
@@ -655,10 +673,9 @@ static const name_ref *name_ref_find(const name_ref *v, size_t n, const char *na
 
 /* The snapshot and targets for a plan: the decision's devices with work, and every device we still
  * hold something of. d NULL: restore everything (restore_all) or only only_bdi. */
-static int build_input(actuator *a, const sample *s, const decision *dec, bool restore_all, const char *only_bdi,
-                       planned *p) {
-        _cleanup_free_ name_ref *managed = NULL, *in_plan = NULL;
-        size_t n_managed = 0, n_in_plan = 0;
+/* The global knobs and thresholds as they are now, and their targets. */
+static int build_globals(actuator *a, const sample *s, const decision *dec, bool restore_all, const char *only_bdi,
+                         planned *p) {
         int r;
 
         *p = (planned) {};
@@ -673,7 +690,20 @@ static int build_input(actuator *a, const sample *s, const decision *dec, bool r
                 p->in.global_target[k] = only_bdi ? (knob_target) { TARGET_NONE, 0, NULL }
                         : plan_target(kd && kd->wanted, kd ? kd->value : 0, kd ? kd->reason : NULL, &a->g[k], restore_all);
         }
+        return 0;
+}
 
+/* The devices as they are now (after any global write: their bytes are ratios of the new limit), with
+ * the thresholds read again, and their targets. */
+static int build_devices(actuator *a, const sample *s, const decision *dec, bool restore_all, const char *only_bdi,
+                         planned *p) {
+        _cleanup_free_ name_ref *managed = NULL, *in_plan = NULL;
+        size_t n_managed = 0, n_in_plan = 0;
+        int r;
+
+        r = read_thresholds(a, &p->in.thresh_pages, &p->in.bg_thresh_pages);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the dirty thresholds from %s/proc/vmstat: %m", a->root);
         p->devices = calloc((dec ? dec->n_devices : 0) + a->n_devices + 1, sizeof *p->devices);
         p->names = calloc((dec ? dec->n_devices : 0) + a->n_devices + 1, sizeof *p->names);
         managed = calloc((dec ? dec->n_devices : 0) + 1, sizeof *managed);
@@ -723,60 +753,59 @@ static int build_input(actuator *a, const sample *s, const decision *dec, bool r
         return 0;
 }
 
+static void print_plan(const actuator *a, const planned *p, const plan *pl, FILE *out) {
+        for (size_t i = 0; i < pl->n_ops; i++) {
+                const plan_op *o = &pl->ops[i];
+                char path[PATH_MAX], old[64], new[64];
+                const char *bdi = op_bdi(&p->in, o);
+
+                knob_path(a, bdi, knob_form_file(o->knob, o->form), path, sizeof path);
+                fprintf(out, "write %s %" PRIu64 "\t# %s %s %s -> %s: %s\n", path, o->value, bdi ? bdi : "global",
+                        knob_name(o->knob), op_old_to_string(o, old, sizeof old),
+                        knob_setting_to_string(o->knob, (knob_setting) { o->form, o->value }, new, sizeof new),
+                        op_reason(o));
+        }
+}
+
+/* Snapshot, plan, run (or print). The globals are planned and run first; the devices are then read
+ * and planned against the limit really in force, whatever became of the global writes. A stop or
+ * `restore` tries every write now; a tick backs off from writes that failed. */
 static int pipeline(actuator *a, const sample *s, const decision *dec, bool restore_all, const char *only_bdi,
                     FILE *print_only) {
+        bool use_backoff = !restore_all && !only_bdi;
         planned p;
-        plan pl;
-        int r;
+        plan pl = {};
+        int r, k;
 
         a->now_usec = s && s->time_usec ? s->time_usec : now_usec();
-        r = build_input(a, s, dec, restore_all, only_bdi, &p);
+        r = build_globals(a, s, dec, restore_all, only_bdi, &p);
         if (r < 0) {
+                /* nothing is planned on a kernel whose limits cannot be read */
                 planned_done(&p);
                 return r;
         }
-        r = plan_build_part(&p.in, print_only ? PLAN_ALL : PLAN_GLOBALS, &pl);
-        if (r < 0) {
-                planned_done(&p);
-                return log_oom_error();
-        }
         if (print_only) {
-                for (size_t i = 0; i < pl.n_ops; i++) {
-                        const plan_op *o = &pl.ops[i];
-                        char path[PATH_MAX], old[64], new[64];
-                        const char *bdi = op_bdi(&p.in, o);
-
-                        knob_path(a, bdi, knob_form_file(o->knob, o->form), path, sizeof path);
-                        fprintf(print_only, "write %s %" PRIu64 "\t# %s %s %s -> %s: %s\n", path, o->value,
-                                bdi ? bdi : "global", knob_name(o->knob),
-                                op_old_to_string(o, old, sizeof old),
-                                knob_setting_to_string(o->knob, (knob_setting) { o->form, o->value }, new, sizeof new),
-                                op_reason(o));
-                }
-                r = 0;
-        } else {
-                /* a stop or `restore` tries everything now; the tick backs off from what failed */
-                bool use_backoff = !restore_all && !only_bdi;
-                int k;
-
-                r = plan_run(a, &p.in, &pl, use_backoff);
-                /* the devices' bytes are ratios of the limit really in force, whatever became of the
-                 * global writes: plan them after those, against the thresholds read again */
-                if (pl.n_ops > 0 && read_thresholds(a, &p.in.thresh_pages, &p.in.bg_thresh_pages) < 0)
-                        log_debug("Failed to read the thresholds again, planning the devices on the old ones.");
+                r = build_devices(a, s, dec, restore_all, only_bdi, &p);
+                if (r >= 0)
+                        r = plan_build_part(&p.in, PLAN_ALL, &pl) < 0 ? log_oom_error() : 0;
+                if (r >= 0)
+                        print_plan(a, &p, &pl, print_only);
                 plan_done(&pl);
-                k = plan_build_part(&p.in, PLAN_DEVICES, &pl);
-                if (k < 0) {
-                        planned_done(&p);
-                        return log_oom_error();
-                }
-                k = plan_run(a, &p.in, &pl, use_backoff);
+                planned_done(&p);
+                return r;
+        }
+        r = plan_build_part(&p.in, PLAN_GLOBALS, &pl) < 0 ? log_oom_error() : plan_run(a, &p.in, &pl, use_backoff);
+        plan_done(&pl);
+        if (r != -ENOMEM) {
+                k = build_devices(a, s, dec, restore_all, only_bdi, &p);
+                if (k >= 0)
+                        k = plan_build_part(&p.in, PLAN_DEVICES, &pl) < 0 ? log_oom_error() : plan_run(a, &p.in, &pl, use_backoff);
                 if (r == 0)
                         r = k;
         }
         /* devices with nothing left to hold are forgotten */
         for (size_t i = 0; i < a->n_devices;) {
-                if (!dev_holds(a->devices[i]) && !print_only)
+                if (!dev_holds(a->devices[i]))
                         forget_dev(a, a->devices[i]->bdi);
                 else
                         i++;
