@@ -113,9 +113,9 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
                 hold(kb, held / 2, "half of the held dirty_bytes %s", format_bytes(a, sizeof a, held));
 }
 
-static void guard_device(const bdi_device *dev, device_decision *dd, guard_state *st) {
+static void guard_device(const bdi_device *dev, uint64_t thresh_bytes, device_decision *dd, guard_state *st) {
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
-        uint64_t drain, floor;
+        uint64_t drain, floor, current;
         char a[16], b[16], c[16];
 
         if (!kmax->wanted)
@@ -126,6 +126,11 @@ static void guard_device(const bdi_device *dev, device_decision *dd, guard_state
         floor = dev->backlog_bytes > drain ? dev->backlog_bytes - drain : 0;
         if (kmax->value >= floor)
                 return;
+        /* a cap already in place a little above where it may fall to: leave it, a write for a few
+         * percent is not worth it (it follows the drain in steps) */
+        if (knob_reading_value(KNOB_MAX_BYTES, &dev->knobs.k[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST], thresh_bytes, &current) &&
+            current >= floor && current - floor <= floor / 100 * GUARD_STEP_PERCENT)
+                floor = current;
         hold(kmax, floor, "held at %s: the device holds %s and wrote %s/s last tick; lower would stop its writers",
              format_bytes(a, sizeof a, floor), format_bytes(b, sizeof b, dev->backlog_bytes),
              format_bytes(c, sizeof c, MIN(dd->bw_bytes_per_s, dev->write_bw_bytes_per_s)));
@@ -143,5 +148,5 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
         guard_global(s, st, d);
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++)
                 if (d->devices[i].managed && strcmp(d->devices[i].bdi, s->devices[i].bdi) == 0)
-                        guard_device(&s->devices[i], &d->devices[i], st);
+                        guard_device(&s->devices[i], s->global.dirty_thresh_bytes, &d->devices[i], st);
 }

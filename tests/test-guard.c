@@ -193,6 +193,15 @@ static void test_caps(void) {
         want(MAXB(&f, 1), 60 * M);
         guard_apply(&f.s, &f.st, &f.d);
         CHECK_EQ_U64(MAXB(&f, 1)->value, 295 * M);
+        printf("# a cap in place within a step above where it may fall stays (no write for a few percent)\n");
+        knob_readings_set(f.dev[1].knobs.k, true, "max_bytes", 300 * M);
+        want(MAXB(&f, 1), 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 300 * M);
+        knob_readings_set(f.dev[1].knobs.k, true, "max_bytes", 400 * M);
+        want(MAXB(&f, 1), 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 295 * M);
         printf("# a tick in which it completed nothing: no lower than what it holds\n");
         f.dev[1].write_bw_bytes_per_s = 0;
         want(MAXB(&f, 1), 60 * M);
