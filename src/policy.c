@@ -331,6 +331,11 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                              format_bytes(a, sizeof a, target), format_bytes(b, sizeof b, limit));
         }
         ds->strict = strict;
+        /* a strict device that was idle gets only a sliver of its cap: the kernel's idle floor for strict
+         * wbs (__wb_calc_thresh(), 6.13+) and the slow ramp-up of its share, while its bandwidth estimate
+         * restarts near zero after 4 s idle. Granting it the cap as its minimum lets its writers start. */
+        if (strict && !kmin->wanted)
+                want(kmin, cap, "equal to its strict cap, so a writer that starts after idle gets the cap at once");
 }
 
 /* The kernel refuses min ratios summing to 100 %; keep all minimums within half of the limit. */
