@@ -19,7 +19,7 @@ static void manager_notify_status(manager *m);
 static const char *manager_mode(const manager *m);
 
 static bool manager_applying(const manager *m) {
-        return !m->dry_run && m->mode == POLICY_MODE_AUTO;
+        return !m->dry_run && m->mode == POLICY_MODE_AUTO && !m->observe_only_reason[0];
 }
 
 /* decide on every tick, so observe mode shows what auto would do; write only in auto */
@@ -148,7 +148,33 @@ int manager_reload(manager *m, FILE *err) {
 static const char *manager_mode(const manager *m) {
         if (m->dry_run)
                 return "dry-run";
-        return m->mode == POLICY_MODE_AUTO ? "auto" : "observe";
+        return m->mode == POLICY_MODE_AUTO && !m->observe_only_reason[0] ? "auto" : "observe";
+}
+
+void manager_force_observe(manager *m, const char *reason) {
+        if (m->observe_only_reason[0])
+                return;
+        snprintf(m->observe_only_reason, sizeof(m->observe_only_reason), "%s", reason);
+        log_warning("Observing only, writing no knob: %s.", m->observe_only_reason);
+}
+
+/* In a container the vm and bdi knobs are the host's: never write them from here. */
+static void manager_check_container(manager *m) {
+        char reason[sizeof(m->observe_only_reason)];
+        int r;
+
+        r = virt_detect_container(m->root, &m->virt);
+        if (r < 0)
+                snprintf(reason, sizeof(reason), "cannot tell whether this runs in a container (%s)", strerror(-r));
+        else if (m->virt.container)
+                snprintf(reason, sizeof(reason), "running in a container (%s, from %s): the knobs belong to the host",
+                         m->virt.name, m->virt.evidence);
+        else {
+                if (m->virt.ignored[0])
+                        log_info("Not a container: %s.", m->virt.ignored);
+                return;
+        }
+        manager_force_observe(m, reason);
 }
 
 int manager_restore(manager *m) {
@@ -195,6 +221,8 @@ static int verb_status(void *userdata, json_object *request, json_object **reply
         json_object_object_add(o, "tick_ms", json_object_new_int64((int64_t) m->config.tick_ms));
         json_object_object_add(o, "ticks", json_object_new_int64((int64_t) m->n_ticks));
         json_object_object_add(o, "dry_run", json_object_new_boolean(m->dry_run));
+        json_object_object_add(o, "observe_only_reason",
+                               m->observe_only_reason[0] ? json_object_new_string(m->observe_only_reason) : NULL);
         json_object_object_add(o, "root", json_object_new_string(m->root ? m->root : "/"));
         json_object_object_add(o, "config", json_object_new_string(m->config_path));
         json_object_object_add(o, "debugfs", json_object_new_boolean(m->current.debugfs));
@@ -526,7 +554,8 @@ static int manager_attribution_start(manager *m) {
                 .root = m->root,
                 .enabled = m->config.attribution,
                 .task_delayacct = m->config.task_delayacct,
-                .dry_run = m->dry_run,
+                /* kernel.task_delayacct is the host's too */
+                .dry_run = m->dry_run || m->observe_only_reason[0],
         };
         int r, fd;
 
@@ -653,13 +682,14 @@ int manager_start(manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to enable the watchdog: %m");
 
+        manager_check_container(m);
         r = actuator_new(m->root, m->saved_path, NULL, &m->actuator);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the knob writer: %m");
         if (access(m->saved_path, F_OK) == 0) {
-                if (m->dry_run)
-                        log_warning("%s is left from a run that did not stop cleanly; not restoring it in dry-run mode.",
-                                    m->saved_path);
+                if (m->dry_run || m->observe_only_reason[0])
+                        log_warning("%s is left from a run that did not stop cleanly; not restoring it while writing no knob (%s).",
+                                    m->saved_path, m->dry_run ? "dry-run" : m->observe_only_reason);
                 else {
                         r = actuator_recover(m->actuator);
                         if (r < 0)

@@ -12,6 +12,7 @@
 #include "observe.h"
 #include "policy.h"
 #include "hotplug.h"
+#include "virt.h"
 
 typedef struct manager {
         sd_event *event;
@@ -32,6 +33,8 @@ typedef struct manager {
         bool have_decision;
         actuator *actuator;         /* writes knobs only in auto mode without --dry-run */
         policy_mode mode;           /* the config's, until `wbtunectl restore` switches to observe */
+        virt_container virt;        /* the container found at start (virt.c) */
+        char observe_only_reason[320]; /* non-empty: write no knob whatever the mode (a container); status shows it */
         char *saved_path;           /* originals of changed knobs, beside the socket */
 
         attribution *attribution;   /* who dirties, who is throttled (off with a reason when it cannot work) */
@@ -61,6 +64,8 @@ manager *manager_free(manager *m);
 int manager_start(manager *m);
 /* Run until SIGTERM/SIGINT; returns the loop's exit code (0 on a clean stop). */
 int manager_run(manager *m);
+/* Write no knob from now on, whatever the config says: one log line, and the reason in status. */
+void manager_force_observe(manager *m, const char *reason);
 /* Give every knob back its original value and stop tuning until the next reload. */
 int manager_restore(manager *m);
 /* Re-read the config; on error keep the running one. err receives the error lines (may be NULL). */
