@@ -1,5 +1,7 @@
 #!/bin/bash
 # Install the Debian 12 packages wbtuned needs to build, test and bench; only those missing.
+#   bash scripts/deps.sh        build, tests, benchmarks
+#   bash scripts/deps.sh vm     and qemu for scripts/vm-matrix.sh
 set -euo pipefail
 
 packages=(
@@ -10,9 +12,14 @@ packages=(
         # tests: systemd-analyze, python3 notify listener, valgrind pass, setpriv/runuser,
         # losetup/mount, mkfs.ext4, /bin/kill, modprobe loop
         systemd python3 valgrind util-linux mount e2fsprogs procps kmod
+        # tests/test-nspawn.sh: a Debian rootfs booted under systemd-nspawn (wget: debootstrap's)
+        debootstrap systemd-container wget
         # bench
         fio gnuplot-nox xfsprogs btrfs-progs
 )
+if [[ ${1:-} == vm ]]; then
+        packages+=(qemu-system-x86)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
