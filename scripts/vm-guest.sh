@@ -33,7 +33,8 @@ modprobe loop 2> /dev/null
 truncate -s 2G /var/lib/wbtuned-vm/slow.img /var/lib/wbtuned-vm/fast.img
 slow_dev=$(losetup --find --show --direct-io=on /var/lib/wbtuned-vm/slow.img)
 fast_dev=$(losetup --find --show --direct-io=on /var/lib/wbtuned-vm/fast.img)
-for d in "$slow_dev" "$fast_dev"; do mkfs.ext4 -q -F "$d"; done
+# no lazy init: ext4lazyinit would write behind the first measurement's back
+for d in "$slow_dev" "$fast_dev"; do mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$d"; done
 mount "$slow_dev" /mnt/slow
 mount "$fast_dev" /mnt/fast
 slow_bdi=$(cat "/sys/block/${slow_dev#/dev/}/dev")
@@ -77,7 +78,7 @@ memcg_write() {   # memcg_write NAME
         rm -f /mnt/fast/memcg
         timeout 120 sync
 }
-memcg_write kernel
+memcg_write kernel-1
 
 # --- the daemon, with the shipped unit ------------------------------------------------------------
 note "systemctl enable --now wbtuned"
@@ -98,6 +99,7 @@ printf 't\tmeminfo_dirty_kb\tmeminfo_writeback_kb\tvm_dirty_bytes\tslow_max_byte
 for ((t = 0; t < WRITE_S; t++)); do
         wbtunectl --json devices > "$out/devices.$t.json" 2>/dev/null
         wbtunectl --json status > "$out/status.$t.json" 2>/dev/null
+        wbtunectl --json top --once > "$out/top.$t.json" 2>/dev/null
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" \
                 "$(awk '/^Dirty:/ { print $2 }' /proc/meminfo)" "$(awk '/^Writeback:/ { print $2 }' /proc/meminfo)" \
                 "$(cat /proc/sys/vm/dirty_bytes)" \
@@ -108,7 +110,6 @@ for ((t = 0; t < WRITE_S; t++)); do
                 wbtunectl --json explain "$slow_bdi" > "$out/explain.slow.json" 2>&1
                 wbtunectl --json explain "$fast_bdi" > "$out/explain.fast.json" 2>&1
                 wbtunectl explain "$slow_bdi" > "$out/explain.slow.txt" 2>&1
-                wbtunectl --json top --once > "$out/top.json" 2>&1
         fi
         sleep 1
 done
@@ -128,6 +129,9 @@ systemctl stop wbtuned.service
 systemctl show -p ActiveState -p SubState -p Result wbtuned.service > "$out/unit.stopped"
 knobs > "$out/knobs.after"
 ls /run/wbtuned > "$out/run-wbtuned.after" 2>&1
+
+# --- the memcg writer, kernel alone again (the two kernel-alone runs bracket the daemon's) ----------
+memcg_write kernel-2
 # the slow device's dirty data drains at its throttled speed before the devices go
 timeout 120 sync
 note "done"

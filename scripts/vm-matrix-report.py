@@ -142,10 +142,16 @@ def kernel_column(d):
     col["attribution under the unit: trace, taskstats"] = "%s, %s" % (
         "on" if att.get("enabled") else "off (%s)" % att.get("reason", "?"),
         "on" if att.get("taskstats") else "off (%s)" % att.get("taskstats_reason", "?"))
-    top = load_json(os.path.join(d, "top.json")) or {}
-    dd = [x for x in top.get("dirtiers", []) if x.get("comm") == "dd"]
-    col["top: dd among the dirtiers; throttled tasks"] = "%s; %d" % (
-        "yes (%d)" % len(dd) if dd else "no", len(top.get("paused", [])))
+    # top once a second while the writers ran: in how many samples dd was a dirtier, or throttled
+    n_top = n_dirtier = n_paused = 0
+    for s_ in samples:
+        top = load_json(os.path.join(d, "top.%s.json" % s_[0]))
+        if top is None:
+            continue
+        n_top += 1
+        n_dirtier += any(x.get("comm") == "dd" for x in top.get("dirtiers", []))
+        n_paused += any(x.get("comm") == "dd" for x in top.get("paused", []))
+    col["top: samples with dd dirtying; dd throttled"] = "%d/%d; %d/%d" % (n_dirtier, n_top, n_paused, n_top)
 
     after = kv_lines(os.path.join(d, "knobs.after"))
     diffs = ["%s %s->%s" % (k.replace("/proc/sys/", "").replace("/sys/class/bdi/", ""), before.get(k), after.get(k))
@@ -160,8 +166,11 @@ def kernel_column(d):
     journal = read(os.path.join(d, "journal.txt")) or ""
     col["'Failed to write' lines in the journal"] = str(len(re.findall(r"wbtuned\[\d+\]: .*Failed to write", journal)))
 
-    alone, daemon = dd_rate(os.path.join(d, "memcg-kernel.txt")), dd_rate(os.path.join(d, "memcg-daemon.txt"))
-    col["MemoryMax= writer, kernel alone"] = mb(alone) + "/s" if alone else "?"
+    # kernel alone before the daemon started and after it stopped; the mean is the reference
+    a1, a2 = dd_rate(os.path.join(d, "memcg-kernel-1.txt")), dd_rate(os.path.join(d, "memcg-kernel-2.txt"))
+    daemon = dd_rate(os.path.join(d, "memcg-daemon.txt"))
+    alone = (a1 + a2) / 2 if a1 and a2 else (a1 or a2)
+    col["MemoryMax= writer, kernel alone (before; after)"] = "%s/s; %s/s" % (mb(a1), mb(a2))
     col["MemoryMax= writer, with the daemon"] = mb(daemon) + "/s" if daemon else "?"
     col["with / alone (must be >= 0.9)"] = ("%.2f %s" % (daemon / alone, "ok" if daemon / alone >= 0.9 else "WORSE")
                                            if alone and daemon else "?")

@@ -12,7 +12,7 @@
 # Not part of the test suite: each kernel takes a few minutes under TCG. The host's knobs are
 # never touched (the VM has its own kernel; its disk is opened with O_DIRECT), but qemu takes
 # both CPUs, so it waits for the live-kernel lock like a benchmark (WBTUNED_VM_NO_LOCK=1: don't).
-# Knobs: VM_MEM (default 8G), VM_TIMEOUT_S (1200), SLOW_BPS (8M), SLOW_MB (100), FAST_MB (1000),
+# Knobs: VM_MEM (default 8G), VM_TIMEOUT_S (1200), SLOW_BPS (8M), SLOW_MB (300), FAST_MB (2000),
 # WRITE_S (30), MEMCG_MAX (2G), MEMCG_MB (1500).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -104,8 +104,8 @@ for k in "${kernels[@]}"; do
         install -m 0755 "$top/scripts/vm-guest.sh" "$overlay/wbtuned-vm/guest.sh"
         cat > "$overlay/wbtuned-vm/params" <<EOF
 SLOW_BPS=${SLOW_BPS:-8M}
-SLOW_MB=${SLOW_MB:-100}
-FAST_MB=${FAST_MB:-1000}
+SLOW_MB=${SLOW_MB:-300}
+FAST_MB=${FAST_MB:-2000}
 WRITE_S=${WRITE_S:-30}
 MEMCG_MAX=${MEMCG_MAX:-2G}
 MEMCG_MB=${MEMCG_MB:-1500}
