@@ -8,7 +8,7 @@ out=/wbtuned-vm/out
 mkdir -p "$out"
 exec > "$out/log" 2>&1
 # shellcheck disable=SC1091
-. /wbtuned-vm/params    # SLOW_BPS, SLOW_MB, FAST_MB, WRITE_S, MEMCG_MAX, MEMCG_MB
+. /wbtuned-vm/params    # SLOW_BPS, SLOW_MB, FAST_MB, WRITE_S, MEMCG_MAX, MEMCG_MB, MEMCG_REPEAT
 
 note() { echo "--- $(date +%T) $*"; }
 finish() {
@@ -30,7 +30,7 @@ note "kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { print $2 / 1024 " M
 # --- two loop devices on files of the root file system -------------------------------------------
 mkdir -p /mnt/slow /mnt/fast /var/lib/wbtuned-vm
 modprobe loop 2> /dev/null
-truncate -s 2G /var/lib/wbtuned-vm/slow.img /var/lib/wbtuned-vm/fast.img
+truncate -s 4G /var/lib/wbtuned-vm/slow.img /var/lib/wbtuned-vm/fast.img
 slow_dev=$(losetup --find --show --direct-io=on /var/lib/wbtuned-vm/slow.img)
 fast_dev=$(losetup --find --show --direct-io=on /var/lib/wbtuned-vm/fast.img)
 # no lazy init: ext4lazyinit would write behind the first measurement's back
@@ -68,17 +68,20 @@ knobs > "$out/knobs.before"
 # --- the memcg writer, kernel alone ---------------------------------------------------------------
 # dd under MemoryMax=: its memcg has its own dirty domain (domain_dirty_limits()), sized from
 # vm.dirty_bytes as a share of global dirtyable memory
-memcg_write() {   # memcg_write NAME
-        timeout 120 sync
-        echo 3 > /proc/sys/vm/drop_caches
-        note "memcg writer ($1): MemoryMax=$MEMCG_MAX, $MEMCG_MB MB to $fast_dev"
-        # --pipe: dd's summary (bytes, seconds, rate) comes back here
-        systemd-run --quiet --wait --pipe --collect -p MemoryMax="$MEMCG_MAX" \
-                dd if=/dev/zero of=/mnt/fast/memcg bs=1M count="$MEMCG_MB" > "$out/memcg-$1.txt" 2>&1
-        rm -f /mnt/fast/memcg
+memcg_write() {   # memcg_write PHASE: MEMCG_REPEAT runs, memcg-PHASE-N.txt
+        local i
+        for ((i = 1; i <= MEMCG_REPEAT; i++)); do
+                timeout 120 sync
+                echo 3 > /proc/sys/vm/drop_caches
+                note "memcg writer ($1 $i): MemoryMax=$MEMCG_MAX, $MEMCG_MB MB to $fast_dev"
+                # --pipe: dd's summary (bytes, seconds, rate) comes back here
+                systemd-run --quiet --wait --pipe --collect -p MemoryMax="$MEMCG_MAX" \
+                        dd if=/dev/zero of=/mnt/fast/memcg bs=1M count="$MEMCG_MB" > "$out/memcg-$1-$i.txt" 2>&1
+                rm -f /mnt/fast/memcg
+        done
         timeout 120 sync
 }
-memcg_write kernel-1
+memcg_write kernel-before
 
 # --- the daemon, with the shipped unit ------------------------------------------------------------
 note "systemctl enable --now wbtuned"
@@ -118,6 +121,7 @@ for u in wbvm-slow wbvm-fast; do
         systemctl stop "$u.service" 2> /dev/null
 done
 journalctl -q --no-pager -o cat -u wbvm-slow.service -u wbvm-fast.service > "$out/writers.txt" 2>&1
+rm -f /mnt/slow/f /mnt/fast/f
 
 # --- the memcg writer, with the daemon ------------------------------------------------------------
 memcg_write daemon
@@ -130,8 +134,8 @@ systemctl show -p ActiveState -p SubState -p Result wbtuned.service > "$out/unit
 knobs > "$out/knobs.after"
 ls /run/wbtuned > "$out/run-wbtuned.after" 2>&1
 
-# --- the memcg writer, kernel alone again (the two kernel-alone runs bracket the daemon's) ----------
-memcg_write kernel-2
+# --- the memcg writer, kernel alone again (kernel-alone runs bracket the daemon's) -----------------
+memcg_write kernel-after
 # the slow device's dirty data drains at its throttled speed before the devices go
 timeout 120 sync
 note "done"

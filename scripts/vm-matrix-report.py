@@ -97,28 +97,28 @@ def kernel_column(d):
     st = load_json(os.path.join(d, "status.start.json")) or {}
     col["daemon mode, stats source"] = "%s, %s" % (st.get("mode", "?"), (st.get("stats_source") or "?").split(" ")[0])
 
-    # per-device figures against /proc/meminfo, at the sample where meminfo's Dirty peaked
-    peak = None
+    # per-device figures against /proc/meminfo over the writing window: the daemon's devices answer
+    # is up to a tick old, so compare sums over the samples (and the peaks), not one sample
+    sum_dev = sum_mem = peak_dev = peak_mem = 0
     slow_seen = 0
     for line in (read(os.path.join(d, "samples.tsv")) or "").splitlines()[1:]:
         f = line.split("\t")
-        t, dirty_kb = f[0], int(f[1] or 0)
+        t, mem = f[0], int(f[1] or 0) * 1024
         j = load_json(os.path.join(d, "devices.%s.json" % t))
         if j is None:
             continue
-        per_dev = sum(x.get("dirty_bytes", 0) for x in devices_of(j))
+        dev = sum(x.get("dirty_bytes", 0) for x in devices_of(j))
         for x in devices_of(j):
             if x.get("bdi") == slow_bdi:
                 slow_seen = max(slow_seen, x.get("dirty_bytes", 0) + x.get("writeback_bytes", 0))
-        if peak is None or dirty_kb * 1024 > peak[0]:
-            peak = (dirty_kb * 1024, per_dev)
-    if peak:
-        share = peak[1] / peak[0] if peak[0] else 1.0
-        verdict = "ok" if share >= 0.5 else "BLIND"
-        col["per-device dirty vs meminfo Dirty (peak)"] = "%s: devices %s of %s (%d%%)" % (
-            verdict, mb(peak[1]), mb(peak[0]), round(100 * share))
+        sum_dev, sum_mem = sum_dev + dev, sum_mem + mem
+        peak_dev, peak_mem = max(peak_dev, dev), max(peak_mem, mem)
+    if sum_mem:
+        share = sum_dev / sum_mem
+        col["per-device dirty vs meminfo Dirty (sum over samples; peaks)"] = "%s: %d%%; peaks %s of %s" % (
+            "ok" if share >= 0.5 else "BLIND", round(100 * share), mb(peak_dev), mb(peak_mem))
     else:
-        col["per-device dirty vs meminfo Dirty (peak)"] = "no samples"
+        col["per-device dirty vs meminfo Dirty (sum over samples; peaks)"] = "no samples"
     col["slow device dirty+writeback seen (max)"] = mb(slow_seen)
 
     before = kv_lines(os.path.join(d, "knobs.before"))
@@ -166,12 +166,21 @@ def kernel_column(d):
     journal = read(os.path.join(d, "journal.txt")) or ""
     col["'Failed to write' lines in the journal"] = str(len(re.findall(r"wbtuned\[\d+\]: .*Failed to write", journal)))
 
-    # kernel alone before the daemon started and after it stopped; the mean is the reference
-    a1, a2 = dd_rate(os.path.join(d, "memcg-kernel-1.txt")), dd_rate(os.path.join(d, "memcg-kernel-2.txt"))
-    daemon = dd_rate(os.path.join(d, "memcg-daemon.txt"))
-    alone = (a1 + a2) / 2 if a1 and a2 else (a1 or a2)
-    col["MemoryMax= writer, kernel alone (before; after)"] = "%s/s; %s/s" % (mb(a1), mb(a2))
-    col["MemoryMax= writer, with the daemon"] = mb(daemon) + "/s" if daemon else "?"
+    # kernel alone before the daemon started and after it stopped (the reference: their median), and with it
+    def rates(phase):
+        out, i = [], 1
+        while os.path.exists(os.path.join(d, "memcg-%s-%d.txt" % (phase, i))):
+            out.append(dd_rate(os.path.join(d, "memcg-%s-%d.txt" % (phase, i))))
+            i += 1
+        return out
+    def median(v):
+        v = sorted(x for x in v if x)
+        return (v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2) if v else None
+    before, with_daemon, after = rates("kernel-before"), rates("daemon"), rates("kernel-after")
+    fmt = lambda v: ", ".join(mb(x) if x else "failed" for x in v) or "?"
+    alone, daemon = median(before + after), median(with_daemon)
+    col["MemoryMax= writer, kernel alone (before; after), /s"] = "%s; %s" % (fmt(before), fmt(after))
+    col["MemoryMax= writer, with the daemon, /s"] = fmt(with_daemon)
     col["with / alone (must be >= 0.9)"] = ("%.2f %s" % (daemon / alone, "ok" if daemon / alone >= 0.9 else "WORSE")
                                            if alone and daemon else "?")
     return col

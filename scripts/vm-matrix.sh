@@ -13,7 +13,8 @@
 # never touched (the VM has its own kernel; its disk is opened with O_DIRECT), but qemu takes
 # both CPUs, so it waits for the live-kernel lock like a benchmark (WBTUNED_VM_NO_LOCK=1: don't).
 # Knobs: VM_MEM (default 8G), VM_TIMEOUT_S (1200), SLOW_BPS (8M), SLOW_MB (300), FAST_MB (2000),
-# WRITE_S (30), MEMCG_MAX (2G), MEMCG_MB (1500).
+# WRITE_S (30), MEMCG_MAX (2G), MEMCG_MB (1500), MEMCG_REPEAT (2: runs in each of the three
+# phases, kernel alone before the daemon, with it, kernel alone after it).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 say() { echo "vm-matrix: $*" >&2; }
@@ -109,6 +110,7 @@ FAST_MB=${FAST_MB:-2000}
 WRITE_S=${WRITE_S:-30}
 MEMCG_MAX=${MEMCG_MAX:-2G}
 MEMCG_MB=${MEMCG_MB:-1500}
+MEMCG_REPEAT=${MEMCG_REPEAT:-2}
 EOF
         cat > "$overlay/etc/systemd/system/wbtuned-vm.service" <<'EOF'
 [Unit]
@@ -122,7 +124,7 @@ EOF
         ln -sf /etc/systemd/system/wbtuned-vm.service "$overlay/etc/systemd/system/multi-user.target.wants/"
         echo "wbtuned-vm" > "$overlay/etc/hostname"
         disk=$tmp/$k/disk.img
-        truncate -s 8G "$disk"
+        truncate -s 14G "$disk"
         mkfs.ext4 -q -F -L root -d "$overlay" "$disk" > "$tmp/$k/mkfs.out" 2>&1 || { cat "$tmp/$k/mkfs.out" >&2; die "mkfs.ext4 -d failed"; }
         umount "$overlay"
         overlay=
