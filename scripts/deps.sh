@@ -1,5 +1,7 @@
 #!/bin/bash
 # Install the Debian 12 packages wbtuned needs to build, test and bench; only those missing.
+#   bash scripts/deps.sh        build, tests, benchmarks
+#   bash scripts/deps.sh vm     and qemu for scripts/vm-matrix.sh
 set -euo pipefail
 
 packages=(
@@ -13,9 +15,14 @@ packages=(
         # a second compiler (the tree must build warning-free with clang too) and fuzzing: libFuzzer
         # with the ASan/UBSan runtimes (libclang-rt-14-dev)
         clang libclang-rt-dev
+        # tests/test-nspawn.sh: a Debian rootfs booted under systemd-nspawn (wget: debootstrap's)
+        debootstrap systemd-container wget
         # bench
         fio gnuplot-nox xfsprogs btrfs-progs
 )
+if [[ ${1:-} == vm ]]; then
+        packages+=(qemu-system-x86)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,4 +1,6 @@
-/* Who dirties and who is throttled: trace.c, taskstats.c and a bounded /proc/<pid>/io scan, put together per tick. */
+/* Who dirties and who is throttled: trace.c, taskstats.c and a bounded /proc/<pid>/io scan, put together per tick.
+ * /proc/<pid>/io needs ptrace access (CAP_SYS_PTRACE for other users' tasks, which the unit does not grant):
+ * where it is refused, the same counters come from taskstats (CAP_NET_ADMIN), summed over the threads. */
 #include "attribution.h"
 
 #include <dirent.h>
@@ -54,6 +56,9 @@ struct attribution {
         size_t n_procs, cap_procs;
         bool proc_scan_ok;
         char proc_reason[256];
+        task_io *thread_io;               /* TASKSTATS_QUERY_MAX replies: one process's threads */
+        size_t n_via_taskstats, n_unreadable;            /* this full scan, so far */
+        size_t last_via_taskstats, last_unreadable;      /* the last finished full scan */
         uint64_t n_ticks;
         proc_entry top[ATTRIBUTION_TRACKED_MAX];   /* by write rate, largest first */
         size_t n_top;
@@ -127,15 +132,68 @@ static proc_entry *find_proc(proc_entry *v, size_t n, int32_t pid) {
         return bsearch(&key, v, n, sizeof(*v), cmp_pid);
 }
 
+/* A process's write_bytes and cancelled_write_bytes from taskstats: the sum over its threads now alive
+ * (taskstats has no per-process byte counts; /proc/<pid>/io also counts threads that have exited, so
+ * the two differ, and a thread's exit makes the sum drop: no rate for that tick). 0 or -errno. */
+static int read_proc_taskstats(attribution *a, int32_t pid, uint64_t *ret_w, uint64_t *ret_c) {
+        _cleanup_closedir_ DIR *d = NULL;
+        int32_t tids[TASKSTATS_QUERY_MAX];
+        char path[64];
+        struct dirent *de;
+        size_t n = 0, n_io = 0;
+        uint64_t w = 0, c = 0;
+        int r;
+
+        snprintf(path, sizeof(path), "/proc/%" PRId32 "/task", pid);
+        d = opendir(path);
+        if (!d)
+                return -errno;
+        /* a process with more threads than one query holds counts only its first ones */
+        while ((de = readdir(d)) && n < ELEMENTSOF(tids)) {
+                uint64_t tid;
+
+                if (de->d_name[0] >= '1' && de->d_name[0] <= '9' && parse_u64(de->d_name, &tid) >= 0 && tid <= INT32_MAX)
+                        tids[n++] = (int32_t) tid;
+        }
+        r = taskstats_query(a->taskstats, tids, n, a->thread_io, &n_io);
+        if (r == -EPERM) {
+                snprintf(a->taskstats_reason, sizeof(a->taskstats_reason),
+                         "taskstats needs CAP_NET_ADMIN: no per-task write bytes or block I/O delay");
+                a->taskstats = taskstats_free(a->taskstats);
+        }
+        if (r < 0)
+                return r;
+        if (n_io == 0)
+                return -ESRCH;
+        for (size_t i = 0; i < n_io; i++) {
+                w += a->thread_io[i].write_bytes;
+                c += a->thread_io[i].cancelled_write_bytes;
+        }
+        *ret_w = w;
+        *ret_c = c;
+        return 0;
+}
+
 /* Read one pid's counters into e, with rates against old (may be NULL). false if it is gone or unreadable. */
 static bool read_proc(attribution *a, int32_t pid, const proc_entry *old, uint64_t now_usec, proc_entry *e) {
         char path[64];
         _cleanup_free_ char *full = NULL;
         uint64_t w = 0, c = 0;
+        int r;
 
         snprintf(path, sizeof(path), "/proc/%" PRId32 "/io", pid);
         full = path_join_root(a->root, path);
-        if (!full || attribution_read_proc_io(full, &w, &c) < 0)
+        r = full ? attribution_read_proc_io(full, &w, &c) : -ENOMEM;
+        /* no ptrace access to this task (the unit has no CAP_SYS_PTRACE): ask taskstats */
+        if ((r == -EACCES || r == -EPERM) && a->taskstats && !a->root) {
+                r = read_proc_taskstats(a, pid, &w, &c);
+                if (r >= 0)
+                        a->n_via_taskstats++;
+                else if (r != -ESRCH && r != -ENOENT)
+                        a->n_unreadable++;
+        } else if (r == -EACCES || r == -EPERM)
+                a->n_unreadable++;
+        if (r < 0)
                 return false;
         if (old)
                 *e = *old;
@@ -172,6 +230,7 @@ static void scan_all(attribution *a, uint64_t now_usec) {
                 a->proc_scan_ok = false;
                 return;
         }
+        a->n_via_taskstats = a->n_unreadable = 0;
         while ((de = readdir(d)) && n < ATTRIBUTION_SCAN_PIDS_MAX) {
                 uint64_t pid;
 
@@ -188,6 +247,8 @@ static void scan_all(attribution *a, uint64_t now_usec) {
         a->n_procs = n;
         a->proc_scan_ok = true;
         a->proc_reason[0] = 0;
+        a->last_via_taskstats = a->n_via_taskstats;
+        a->last_unreadable = a->n_unreadable;
 }
 
 /* Only the given pids; new ones are inserted (no rate until their next reading). */
@@ -342,6 +403,7 @@ static const task_view *find_task(const attribution *a, int32_t pid) {
 static const char *trace_error_reason(int r) {
         switch (-r) {
         case ENOENT:     return "tracefs is missing (no /sys/kernel/tracing)";
+        case ENOMEDIUM:  return "tracefs is not mounted (/sys/kernel/tracing, /sys/kernel/debug/tracing) and may not be mounted here";
         case EOPNOTSUPP: return "the kernel has no writeback/balance_dirty_pages tracepoint";
         case EPERM:
         case EACCES:     return "no permission to create a tracefs instance (needs root)";
@@ -370,7 +432,8 @@ int attribution_new(const attribution_options *o, attribution **ret) {
         a->cap_procs = ATTRIBUTION_SCAN_PIDS_MAX + TASK_QUERY_MAX;
         a->procs = calloc(a->cap_procs, sizeof(proc_entry));
         a->scratch = calloc(a->cap_procs, sizeof(proc_entry));
-        if (!a->procs || !a->scratch) {
+        a->thread_io = calloc(TASKSTATS_QUERY_MAX, sizeof(task_io));
+        if (!a->procs || !a->scratch || !a->thread_io) {
                 attribution_free(a);
                 return -ENOMEM;
         }
@@ -431,6 +494,7 @@ attribution *attribution_free(attribution *a) {
         taskstats_free(a->taskstats);
         free(a->procs);
         free(a->scratch);
+        free(a->thread_io);
         free(a->root);
         free(a);
         return NULL;
@@ -499,6 +563,9 @@ json_object *attribution_status_json(const attribution *a) {
         proto_add_bool(o, PF_ATTRIBUTION_PROC_SCAN, a && a->enabled && a->proc_scan_ok);
         if (a && a->proc_reason[0])
                 proto_add_string(o, PF_ATTRIBUTION_PROC_SCAN_REASON, a->proc_reason);
+        /* processes of the last full scan whose /proc/<pid>/io was refused: read through taskstats, or not at all */
+        proto_add_u64(o, PF_ATTRIBUTION_PROC_SCAN_VIA_TASKSTATS, a ? a->last_via_taskstats : 0);
+        proto_add_u64(o, PF_ATTRIBUTION_PROC_SCAN_UNREADABLE, a ? a->last_unreadable : 0);
         proto_add(o, PF_ATTRIBUTION_COUNTERS, trace_counters_to_json(a ? &a->totals : &(trace_counters) {}));
         return o;
 }

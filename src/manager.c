@@ -32,6 +32,8 @@ bool manager_writes_knobs(const manager *m, const char **ret_reason) {
 
         if (m->dry_run)
                 reason = "dry-run: nothing is written";
+        else if (m->observe_only_reason[0])
+                reason = m->observe_only_reason;
         else if (m->mode != POLICY_MODE_AUTO)
                 reason = m->config.mode == POLICY_MODE_AUTO ? "observing after `wbtunectl restore`, until a reload"
                                                             : "mode = observe in the configuration";
@@ -257,6 +259,32 @@ static json_object *writes_status_json(const manager *m) {
         return report_writes_json(&w);
 }
 
+void manager_force_observe(manager *m, const char *reason) {
+        if (m->observe_only_reason[0])
+                return;
+        snprintf(m->observe_only_reason, sizeof(m->observe_only_reason), "%s", reason);
+        log_warning("Observing only, writing no knob: %s.", m->observe_only_reason);
+}
+
+/* In a container the vm and bdi knobs are the host's: never write them from here. */
+static void manager_check_container(manager *m) {
+        char reason[sizeof(m->observe_only_reason)];
+        int r;
+
+        r = virt_detect_container(m->root, &m->virt);
+        if (r < 0)
+                snprintf(reason, sizeof(reason), "cannot tell whether this runs in a container (%s)", strerror(-r));
+        else if (m->virt.container)
+                snprintf(reason, sizeof(reason), "running in a container (%s, from %s): the knobs belong to the host",
+                         m->virt.name, m->virt.evidence);
+        else {
+                if (m->virt.ignored[0])
+                        log_info("Not a container: %s.", m->virt.ignored);
+                return;
+        }
+        manager_force_observe(m, reason);
+}
+
 int manager_restore(manager *m) {
         int r;
 
@@ -278,6 +306,7 @@ static report_daemon manager_report(const manager *m) {
                 .tick_ms = m->config.tick_ms,
                 .ticks = m->n_ticks,
                 .dry_run = m->dry_run,
+                .observe_only_reason = m->observe_only_reason[0] ? m->observe_only_reason : NULL,
                 .root = m->root ? m->root : "/",
                 .config_path = m->config_path,
         };
@@ -627,7 +656,8 @@ static int manager_attribution_start(manager *m) {
                 .root = m->root,
                 .enabled = m->config.attribution,
                 .task_delayacct = m->config.task_delayacct,
-                .dry_run = m->dry_run,
+                /* kernel.task_delayacct is the host's too */
+                .dry_run = m->dry_run || m->observe_only_reason[0],
         };
         int r, fd;
 
@@ -774,13 +804,14 @@ int manager_start(manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to enable the watchdog: %m");
 
+        manager_check_container(m);
         r = actuator_new(m->root, m->saved_path, NULL, &m->actuator);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the knob writer: %m");
-        if (m->dry_run) {
+        if (m->dry_run || m->observe_only_reason[0]) {
                 if (access(m->saved_path, F_OK) == 0)
-                        log_warning("%s is left from a run that did not stop cleanly; not restoring it in dry-run mode.",
-                                    m->saved_path);
+                        log_warning("%s is left from a run that did not stop cleanly; not restoring it while writing no knob (%s).",
+                                    m->saved_path, m->dry_run ? "dry-run" : m->observe_only_reason);
         } else {
                 _cleanup_free_ char *why = NULL;
 

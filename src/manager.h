@@ -13,6 +13,7 @@
 #include "observe.h"
 #include "policy.h"
 #include "hotplug.h"
+#include "virt.h"
 
 typedef struct manager {
         sd_event *event;
@@ -37,6 +38,8 @@ typedef struct manager {
         bool have_decision;
         actuator *actuator;         /* writes knobs only when manager_writes_knobs() says so */
         policy_mode mode;           /* the config's, until `wbtunectl restore` switches to observe */
+        virt_container virt;        /* the container found at start (virt.c) */
+        char observe_only_reason[320]; /* non-empty: write no knob whatever the mode (a container); status shows it */
         char *state_dir;            /* the daemon's own state directory: /run/wbtuned */
         char *saved_path;           /* originals of changed knobs: state_dir/saved */
         char *saved_refused;        /* why the saved file of a previous run was not used; NULL if it was */
@@ -72,6 +75,8 @@ manager *manager_free(manager *m);
 int manager_start(manager *m);
 /* Run until SIGTERM/SIGINT; returns the loop's exit code (0 on a clean stop). */
 int manager_run(manager *m);
+/* Write no knob from now on, whatever the config says: one log line, and the reason in status. */
+void manager_force_observe(manager *m, const char *reason);
 /* Give every knob back its original value and stop tuning until the next reload. */
 int manager_restore(manager *m);
 /* Whether knobs are written now: not in dry-run, observe mode or after `restore`, and not while the

@@ -103,6 +103,7 @@
         X(STATUS, TICK_MS,         "tick_ms",         U64,    REQUIRED, NONE) \
         X(STATUS, TICKS,           "ticks",           U64,    REQUIRED, NONE) \
         X(STATUS, DRY_RUN,         "dry_run",         BOOL,   REQUIRED, NONE) \
+        X(STATUS, OBSERVE_ONLY_REASON, "observe_only_reason", STRING, NULLABLE, NONE) /* a container: no knob written */ \
         X(STATUS, ROOT,            "root",            STRING, REQUIRED, NONE) \
         X(STATUS, CONFIG,          "config",          STRING, REQUIRED, NONE) \
         X(STATUS, DEBUGFS,         "debugfs",         BOOL,   REQUIRED, NONE) \
@@ -185,6 +186,8 @@
         X(ATTRIBUTION, DELAYACCT,        "delayacct",        BOOL,   REQUIRED, NONE) \
         X(ATTRIBUTION, PROC_SCAN,        "proc_scan",        BOOL,   REQUIRED, NONE) \
         X(ATTRIBUTION, PROC_SCAN_REASON, "proc_scan_reason", STRING, OPTIONAL, NONE) \
+        X(ATTRIBUTION, PROC_SCAN_VIA_TASKSTATS, "proc_scan_via_taskstats", U64, REQUIRED, NONE) /* /proc/<pid>/io refused */ \
+        X(ATTRIBUTION, PROC_SCAN_UNREADABLE,    "proc_scan_unreadable",    U64, REQUIRED, NONE) /* ... and taskstats too */ \
         X(ATTRIBUTION, COUNTERS,         "counters",         OBJECT, REQUIRED, COUNTERS) \
         X(TOP_ATTRIBUTION, ELAPSED_USEC,     "elapsed_usec",     U64,    REQUIRED, NONE) \
         X(TOP_ATTRIBUTION, TICK,             "tick",             OBJECT, REQUIRED, COUNTERS) \

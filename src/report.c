@@ -188,6 +188,10 @@ json_object *report_status(const report_daemon *d, const sample *s, json_object 
         proto_add_u64(o, PF_STATUS_TICK_MS, d->tick_ms);
         proto_add_u64(o, PF_STATUS_TICKS, d->ticks);
         proto_add_bool(o, PF_STATUS_DRY_RUN, d->dry_run);
+        if (d->observe_only_reason)
+                proto_add_string(o, PF_STATUS_OBSERVE_ONLY_REASON, d->observe_only_reason);
+        else
+                proto_add_null(o, PF_STATUS_OBSERVE_ONLY_REASON);
         proto_add_string(o, PF_STATUS_ROOT, d->root ? d->root : "/");
         proto_add_string(o, PF_STATUS_CONFIG, d->config_path ? d->config_path : "");
         proto_add_bool(o, PF_STATUS_DEBUGFS, s->debugfs);

@@ -51,6 +51,7 @@ typedef struct report_daemon {
         uint64_t tick_ms;
         uint64_t ticks;
         bool dry_run;
+        const char *observe_only_reason;   /* NULL unless no knob may be written whatever the mode (a container) */
         const char *root;           /* "/" on the live system */
         const char *config_path;
 } report_daemon;

@@ -636,20 +636,44 @@ static bool is_tracefs_dir(const char *dir) {
         return access(p, F_OK) == 0;
 }
 
+/* Where tracefs is mounted; a service sees one of them read-only (ProtectKernelTunables= makes /sys
+ * read-only and ReadWritePaths= opens only what is mounted at that path), so take a writable one. */
+static const char *const tracefs_paths[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+static bool instances_read_only(const char *dir) {
+        _cleanup_free_ char *p = NULL;
+
+        if (asprintf(&p, "%s/instances", dir) < 0)
+                return false;
+        return access(p, W_OK) < 0 && errno == EROFS;
+}
+
 static int find_tracefs(char **ret) {
-        if (is_tracefs_dir("/sys/kernel/tracing")) {
-                *ret = xstrdup("/sys/kernel/tracing");
-                return 0;
+        const char *read_only = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(tracefs_paths); i++) {
+                /* debugfs automounts tracefs at .../debug/tracing on this first access */
+                if (!is_tracefs_dir(tracefs_paths[i]))
+                        continue;
+                if (!instances_read_only(tracefs_paths[i])) {
+                        *ret = xstrdup(tracefs_paths[i]);
+                        return 0;
+                }
+                log_debug("tracefs at %s is read-only here, trying the next place.", tracefs_paths[i]);
+                if (!read_only)
+                        read_only = tracefs_paths[i];
         }
-        /* debugfs automounts tracefs here on first access */
-        if (is_tracefs_dir("/sys/kernel/debug/tracing")) {
-                *ret = xstrdup("/sys/kernel/debug/tracing");
+        if (read_only) {
+                /* creating the instance fails and says where */
+                *ret = xstrdup(read_only);
                 return 0;
         }
         if (access("/sys/kernel/tracing", F_OK) < 0)
                 return log_warning_errno(ENOENT, "No tracefs (no /sys/kernel/tracing): throttle attribution disabled");
-        if (mount("tracefs", "/sys/kernel/tracing", "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-                return log_warning_errno(errno, "Failed to mount tracefs on /sys/kernel/tracing, throttle attribution disabled: %m");
+        if (mount("tracefs", "/sys/kernel/tracing", "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+                log_warning_errno(errno, "Failed to mount tracefs on /sys/kernel/tracing, throttle attribution disabled: %m");
+                return -ENOMEDIUM;
+        }
         log_info("Mounted tracefs on /sys/kernel/tracing for throttle attribution");
         if (!is_tracefs_dir("/sys/kernel/tracing"))
                 return log_warning_errno(ENOENT, "tracefs on /sys/kernel/tracing has no instances/: throttle attribution disabled");

@@ -112,10 +112,11 @@ typedef struct trace_tick_result {
 
 typedef struct trace_ctx trace_ctx;
 
-/* tracefs: NULL to find it (/sys/kernel/tracing, then /sys/kernel/debug/tracing) and mount it at
- * /sys/kernel/tracing if needed; else a directory to use as is. instance: NULL for "wbtuned".
- * Creates instances/<instance> (a stale one left by a crash is removed first) and enables the
- * writeback events there. -ENOENT/-EOPNOTSUPP/-EPERM/-EBUSY with one logged reason otherwise. */
+/* tracefs: NULL to find it (/sys/kernel/tracing, then /sys/kernel/debug/tracing, the first one
+ * writable here) and mount it at /sys/kernel/tracing if neither is mounted; else a directory to use
+ * as is. instance: NULL for "wbtuned". Creates instances/<instance> (a stale one left by a crash is
+ * removed first) and enables the writeback events there. -ENOENT/-ENOMEDIUM (not mounted, may not
+ * mount)/-EOPNOTSUPP/-EPERM/-EROFS/-EBUSY with one logged reason otherwise. */
 int trace_new(const char *tracefs, const char *instance, trace_ctx **ret);
 /* Closes the pipe and removes the instance. NULL-safe; returns NULL. */
 trace_ctx *trace_free(trace_ctx *ctx);

@@ -8,6 +8,7 @@
 
 #include <getopt.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -156,6 +157,41 @@ static int inspect_saved(const char *path) {
         return 0;
 }
 
+/* Test only (tests/test-nspawn.sh, the watchdog check): with WBTUNED_TEST_HANG=sigusr2 in the
+ * environment, SIGUSR2 stops the event loop for good, as a hung daemon would. Never set by the
+ * shipped unit; without the variable SIGUSR2 keeps its default action. */
+#define TEST_HANG_ENV "WBTUNED_TEST_HANG"
+
+static int on_test_hang(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        log_warning("SIGUSR2 and %s=sigusr2: hanging on purpose (a test); only the watchdog or SIGKILL ends this.",
+                    TEST_HANG_ENV);
+        for (;;)
+                pause();
+        return 0;
+}
+
+static int arm_test_hang(manager *m) {
+        const char *v = getenv(TEST_HANG_ENV);
+        sigset_t mask;
+        int r;
+
+        if (!v)
+                return 0;
+        if (strcmp(v, "sigusr2") != 0) {
+                log_warning("Ignoring %s=%s: the only value is \"sigusr2\" (a test hook).", TEST_HANG_ENV, v);
+                return 0;
+        }
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGUSR2);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return log_error_errno(errno, "Failed to block SIGUSR2 for %s: %m", TEST_HANG_ENV);
+        r = sd_event_add_signal(m->event, NULL, SIGUSR2, on_test_hang, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch SIGUSR2 for %s: %m", TEST_HANG_ENV);
+        log_warning("%s=sigusr2: SIGUSR2 will hang this daemon (a test hook, never for production).", TEST_HANG_ENV);
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         manager_options opts = {};
         manager *m = NULL;
@@ -200,8 +236,10 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return log_error_errno(r, "Failed to allocate the manager: %m"), 1;
         r = manager_start(m);
-        if (r >= 0)
+        if (r >= 0) {
+                (void) arm_test_hang(m);    /* a test hook that fails to arm must not stop the daemon */
                 r = manager_run(m);
+        }
         manager_free(m);
         log_info("Stopped.");
         return r < 0 ? 1 : 0;

@@ -247,6 +247,7 @@ check "j[\"global\"][\"mem_total_bytes\"] == 24683912 * $KiB" "status: mem_total
 check 'j["global"]["knobs"]["dirty_ratio"] == 20 and j["global"]["knobs"]["dirty_background_ratio"] == 10' \
         "status: vm knobs are not the fake ones"
 check 'j["global"]["knobs"]["dirty_expire_centisecs"] == 3000' "status: dirty_expire_centisecs"
+check 'j.get("observe_only_reason", "missing") is None' "status: observe_only_reason is not null outside a container"
 ok "status --json shows the fake global state"
 
 out=$(ctl status) || fail "wbtunectl status failed"
@@ -475,6 +476,21 @@ grep -q '^forged' "$tmp/hostile.out" && fail "a mount point forged a tick line"
 grep -q 'evil\\x1b\[2J\\x0aforged\\xff' "$tmp/hostile.out" || { cat "$tmp/hostile.out"; fail "the tick lines do not show the mount point escaped"; }
 cp "$tmp/mountinfo.saved" "$fake/proc/self/mountinfo"
 ok "a hostile mount point: escaped in devices, show, explain, top and the tick lines; U+FFFD in JSON"
+# --- a container marker in the tree: observe only, with the reason in status and the log -----------
+mkdir -p "$fake/run/systemd"
+echo lxc > "$fake/run/systemd/container"
+"$WBTUNED" --root "$fake" --socket "$tmp/ctl" -c "$tmp/auto.conf" --quiet > "$tmp/ct.out" 2> "$tmp/ct.err" < /dev/null &
+daemon=$!
+wait_for_socket "$tmp/ctl" 10 || { cat "$tmp/ct.err"; fail "the daemon in a (fake) container did not start"; }
+out=$(ctl status --json) || fail "status in a container"
+json_check "$out" '"running in a container (lxc, from /run/systemd/container)" in j["observe_only_reason"]' ||
+        { echo "$out"; fail "status: no container reason"; }
+kill -TERM "$daemon"
+wait "$daemon"
+rm -r "$fake/run"
+grep -q 'Observing only, writing no knob: running in a container (lxc' "$tmp/ct.err" ||
+        { cat "$tmp/ct.err"; fail "no log line about the container"; }
+ok "container marker: status says why it only observes, and so does the log"
 
 # --- stdout a pipe that closes: the daemon stops printing, does not die of SIGPIPE ------------------
 mkfifo "$tmp/out.fifo"

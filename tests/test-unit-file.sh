@@ -5,13 +5,13 @@ set -u
 
 command -v systemd-analyze >/dev/null || skip "systemd-analyze not installed (apt-get install systemd)"
 
-# The unit make generated (ExecStart=@sbindir@ filled in); else the template itself.
+# The unit make generated (@sbindir@ and @bindir@ filled in); else the template itself.
 unit=$top_builddir/systemd/wbtuned.service
 template=$top_srcdir/systemd/wbtuned.service.in
 make_tmpdir tmp
 if [[ ! -f $unit ]]; then
         [[ -f $template ]] || fail "neither $unit nor $template exists"
-        sed -e 's|@sbindir@|/usr/sbin|g' "$template" > "$tmp/generated.service"
+        sed -e 's|@sbindir@|/usr/sbin|g' -e 's|@bindir@|/usr/bin|g' "$template" > "$tmp/generated.service"
         unit=$tmp/generated.service
 fi
 grep -q '@[a-z]*@' "$unit" && fail "$unit has unsubstituted @variables@"
@@ -20,11 +20,21 @@ execstart=$(sed -n 's/^ExecStart=//p' "$unit")
 [[ $execstart == /*/wbtuned ]] || fail "ExecStart=$execstart is not an absolute path to wbtuned"
 ok "ExecStart=$execstart"
 
+# `systemctl reload` must fail on a bad config: SIGHUP cannot say so, `wbtunectl reload` does
+execreload=$(sed -n 's/^ExecReload=//p' "$unit")
+[[ $execreload == /*/wbtunectl\ reload ]] || fail "ExecReload=$execreload is not '<bindir>/wbtunectl reload'"
+ok "ExecReload=$execreload"
+
+# in a container the knobs are the host's (the daemon checks too, for a start by hand)
+grep -qx 'ConditionVirtualization=!container' "$unit" || fail "no ConditionVirtualization=!container in $unit"
+ok "ConditionVirtualization=!container"
+
 # verify checks that ExecStart is executable: point it at the binary this tree built, so
 # everything else in the unit (directives, values, dependencies) is what gets checked.
 [[ -x $WBTUNED ]] || fail "$WBTUNED not built"
+[[ -x $WBTUNECTL ]] || fail "$WBTUNECTL not built"
 mkdir -p "$tmp/unit"
-sed -e "s|^ExecStart=.*|ExecStart=$WBTUNED|" "$unit" > "$tmp/unit/wbtuned.service"
+sed -e "s|^ExecStart=.*|ExecStart=$WBTUNED|" -e "s|^ExecReload=[^ ]*|ExecReload=$WBTUNECTL|" "$unit" > "$tmp/unit/wbtuned.service"
 
 systemd-analyze verify --man=no "$tmp/unit/wbtuned.service" > "$tmp/verify.out" 2>&1
 rc=$?

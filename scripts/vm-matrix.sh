@@ -1,0 +1,159 @@
+#!/bin/bash
+# Debian's own kernels under qemu: bookworm's linux-image-amd64 (6.1) and bookworm-backports' (6.12)
+# boot the cached VM rootfs (scripts/rootfs.sh vm) on a virtio disk with udev, wbtuned installed as
+# a package with the shipped unit, and scripts/vm-guest.sh inside: the kernel's file inventory, a
+# slow (IOWriteBandwidthMax=) and a fast loop device written at once, the daemon's per-device
+# figures against /proc/meminfo, its caps and vm.dirty_bytes, an exact restore at stop, and a
+# MemoryMax= writer's throughput with the kernel alone and with the daemon. Prints a markdown
+# matrix (kernel x feature x result) and keeps every raw file in the output directory.
+#
+#   sudo bash scripts/vm-matrix.sh [-o DIR] [6.1] [6.12]   (default: both; DIR: /var/tmp/wbtuned-vm-matrix-DATE)
+#
+# Not part of the test suite: each kernel takes a few minutes under TCG. The host's knobs are
+# never touched (the VM has its own kernel; its disk is opened with O_DIRECT), but qemu takes
+# both CPUs, so it waits for the live-kernel lock like a benchmark (WBTUNED_VM_NO_LOCK=1: don't).
+# Knobs: VM_MEM (default 8G), VM_TIMEOUT_S (1200), SLOW_BPS (8M), SLOW_MB (300), FAST_MB (2000),
+# WRITE_S (30), MEMCG_MAX (2G), MEMCG_MB (1500), MEMCG_REPEAT (2: runs in each of the three
+# phases, kernel alone before the daemon, with it, kernel alone after it).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+say() { echo "vm-matrix: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+outdir=
+while getopts o: opt; do
+        case $opt in
+        o) outdir=$OPTARG ;;
+        *) echo "usage: vm-matrix.sh [-o DIR] [6.1] [6.12]" >&2; exit 2 ;;
+        esac
+done
+shift $((OPTIND - 1))
+kernels=("$@")
+[[ ${#kernels[@]} -gt 0 ]] || kernels=(6.1 6.12)
+
+[[ $(id -u) -eq 0 ]] || die "run as root (it builds a disk image and boots qemu)"
+command -v qemu-system-x86_64 > /dev/null || die "qemu-system-x86_64 is missing: bash scripts/deps.sh vm"
+command -v mkfs.ext4 > /dev/null && command -v debugfs > /dev/null || die "e2fsprogs is missing"
+[[ -e $top/config.status ]] && die "$top is configured in place; the package build here needs an out-of-tree build"
+
+outdir=${outdir:-/var/tmp/wbtuned-vm-matrix-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$outdir"
+vm_mem=${VM_MEM:-8G}
+vm_timeout_s=${VM_TIMEOUT_S:-1200}
+
+vmroot=$(bash "$top/scripts/rootfs.sh" vm) || die "no VM rootfs (scripts/rootfs.sh vm said why)"
+
+tmp=$(mktemp -d /var/tmp/wbtuned-vm.XXXXXX)
+qemu_pid=
+overlay=
+cleanup() {
+        set +e
+        [[ -n $qemu_pid ]] && { kill "$qemu_pid" 2> /dev/null; wait "$qemu_pid" 2> /dev/null; }
+        [[ -n $overlay ]] && { umount "$overlay" 2> /dev/null || umount -l "$overlay"; }
+        rm -rf --one-file-system "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+if [[ ${WBTUNED_VM_NO_LOCK:-0} != 1 && ${WBTUNED_LIVE_LOCK_HELD:-0} != 1 ]]; then
+        exec 9> "${WBTUNED_LIVE_LOCK:-/run/wbtuned-live.lock}"
+        if ! flock -n 9; then
+                say "waiting for the live-kernel lock (qemu takes both CPUs; a benchmark runs)"
+                flock 9
+        fi
+fi
+
+# --- the package, as a distribution would build it --------------------------------------------
+say "building wbtuned (--prefix=/usr --sysconfdir=/etc) into a staging tree"
+mkdir -p "$tmp/build" "$tmp/stage"
+(cd "$tmp/build" && "$top/configure" -q --prefix=/usr --sysconfdir=/etc --localstatedir=/var > configure.out 2>&1 &&
+ make -j2 > make.out 2>&1 && make install DESTDIR="$tmp/stage" > install.out 2>&1) ||
+        { tail -n 30 "$tmp"/build/*.out >&2; die "building the package failed"; }
+git -C "$top" describe --always --dirty > "$outdir/wbtuned-version" 2> /dev/null || echo unknown > "$outdir/wbtuned-version"
+
+# KVM only where the CPU says it has it: this machine has a /dev/kvm (nested, in a Firecracker VM)
+# that starts a guest and then fails with "KVM internal error ... emulation failure" in the kernel's
+# decompressor. TCG otherwise, with every CPU feature it can emulate.
+if [[ -w /dev/kvm ]] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
+        accel=kvm
+        accel_args=(-accel kvm -cpu host)
+else
+        accel=tcg
+        accel_args=(-accel tcg -cpu max)
+fi
+
+kernel_file() {   # kernel_file 6.1 -> /boot/vmlinuz-6.1.0-N-amd64 of the VM rootfs
+        local f
+        for f in "$vmroot"/boot/vmlinuz-"$1".*; do
+                [[ -e $f ]] && { echo "$f"; return 0; }
+        done
+        return 1
+}
+
+for k in "${kernels[@]}"; do
+        vmlinuz=$(kernel_file "$k") || { say "no $k kernel in $vmroot/boot (backports unreachable?): skipping it"; continue; }
+        version=${vmlinuz##*/vmlinuz-}
+        initrd=$vmroot/boot/initrd.img-$version
+        [[ -e $initrd ]] || die "no $initrd"
+        say "kernel $version: building the disk"
+        mkdir -p "$tmp/$k/upper" "$tmp/$k/work" "$tmp/$k/root"
+        overlay=$tmp/$k/root
+        mount -t overlay overlay -o "lowerdir=$vmroot,upperdir=$tmp/$k/upper,workdir=$tmp/$k/work" "$overlay"
+        cp -a "$tmp/stage/." "$overlay/"
+        mkdir -p "$overlay/wbtuned-vm"
+        install -m 0755 "$top/scripts/vm-guest.sh" "$overlay/wbtuned-vm/guest.sh"
+        cat > "$overlay/wbtuned-vm/params" <<EOF
+SLOW_BPS=${SLOW_BPS:-8M}
+SLOW_MB=${SLOW_MB:-300}
+FAST_MB=${FAST_MB:-2000}
+WRITE_S=${WRITE_S:-30}
+MEMCG_MAX=${MEMCG_MAX:-2G}
+MEMCG_MB=${MEMCG_MB:-1500}
+MEMCG_REPEAT=${MEMCG_REPEAT:-2}
+EOF
+        cat > "$overlay/etc/systemd/system/wbtuned-vm.service" <<'EOF'
+[Unit]
+Description=wbtuned VM matrix (scripts/vm-guest.sh)
+After=multi-user.target
+[Service]
+Type=simple
+ExecStart=/bin/bash /wbtuned-vm/guest.sh
+EOF
+        mkdir -p "$overlay/etc/systemd/system/multi-user.target.wants"
+        ln -sf /etc/systemd/system/wbtuned-vm.service "$overlay/etc/systemd/system/multi-user.target.wants/"
+        echo "wbtuned-vm" > "$overlay/etc/hostname"
+        disk=$tmp/$k/disk.img
+        truncate -s 14G "$disk"
+        mkfs.ext4 -q -F -L root -d "$overlay" "$disk" > "$tmp/$k/mkfs.out" 2>&1 || { cat "$tmp/$k/mkfs.out" >&2; die "mkfs.ext4 -d failed"; }
+        umount "$overlay"
+        overlay=
+        rm -rf --one-file-system "$tmp/$k/upper" "$tmp/$k/work"
+
+        say "kernel $version: booting qemu ($accel, $vm_mem, 2 CPUs; timeout $vm_timeout_s s)"
+        t=$SECONDS
+        timeout -k 10 "$vm_timeout_s" nice -n 10 qemu-system-x86_64 "${accel_args[@]}" -m "$vm_mem" -smp 2 \
+                -nographic -no-reboot -kernel "$vmlinuz" -initrd "$initrd" \
+                -append "root=/dev/vda rw console=ttyS0 panic=-1 systemd.show_status=0" \
+                -drive "file=$disk,if=virtio,format=raw,cache=none" -nic none \
+                < /dev/null > "$outdir/console-$k.log" 2>&1 &
+        qemu_pid=$!
+        rc=0
+        wait "$qemu_pid" || rc=$?
+        qemu_pid=
+        say "kernel $version: qemu ran $((SECONDS - t)) s (exit $rc)"
+        rm -rf "${outdir:?}/$k"
+        debugfs -R "rdump /wbtuned-vm/out $tmp/$k" "$disk" > /dev/null 2>&1 || true
+        if [[ -d $tmp/$k/out ]]; then
+                mv "$tmp/$k/out" "$outdir/$k"
+        else
+                mkdir -p "$outdir/$k"
+                say "kernel $version: the guest left no results (console: $outdir/console-$k.log)"
+        fi
+        echo "$((SECONDS - t))" > "$outdir/$k/qemu_seconds"
+        echo "$rc" > "$outdir/$k/qemu_exit"
+        rm -f "$disk"
+done
+
+"${PYTHON3:-python3}" "$top/scripts/vm-matrix-report.py" "$outdir" "${kernels[@]}" | tee "$outdir/matrix.md"
+say "raw results in $outdir"
