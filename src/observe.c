@@ -741,7 +741,10 @@ static bool debugfs_available(observe_ctx *ctx) {
                         log_info("Mounted debugfs on /sys/kernel/debug for per-device writeback stats");
                         if (access(path, F_OK) >= 0)
                                 return true;
-                } else
+                } else if (errno == EPERM || errno == EACCES)
+                        /* under the shipped unit or in a container: sys-kernel-debug.mount's job, not ours */
+                        log_notice("debugfs is not mounted and this process may not mount it (%s).", strerror(errno));
+                else
                         log_warning_errno(errno, "Failed to mount debugfs on /sys/kernel/debug: %m");
         }
         if (!ctx->fallback_logged) {

@@ -17,6 +17,7 @@
 #define HYSTERESIS_PERCENT 10               /* smaller changes of the global limit are not worth a write */
 #define CAP_HYSTERESIS_PERCENT 20           /* device caps follow a noisier estimate */
 #define STRICT_KEEP_PERCENT 60              /* a strict cap stays strict up to 60 % of the limit */
+#define CAP_RELEASE_PERCENT 125             /* a cap is given back once it would be this far above the limit */
 #define MIN_SUM_PERCENT 50                  /* all min_bytes together stay below half the limit */
 #define FAST_FLUSH_BELOW_BYTES (32 * MB)    /* tiny limits: wake the flusher every second ... */
 #define FAST_FLUSH_ABOVE_BYTES (48 * MB)    /* ... until the limit is well above it again (no flapping) */
@@ -299,11 +300,14 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                 cap = dc->max_bytes;
                 snprintf(kmax->reason, sizeof kmax->reason, "max_bytes from [device \"%s\"]", dc->match);
         }
-        if (cap >= limit) {
+        /* the global limit already bounds it; a cap it had stays until it is clearly above the limit,
+         * so a cap near the line is not written and given back tick after tick */
+        if (cap >= limit && !(ds->max_bytes && cap < mul_div(limit, CAP_RELEASE_PERCENT, 100))) {
                 ds->max_bytes = 0;
                 ds->strict = false;
-                return;  /* the global limit already bounds it */
+                return;
         }
+        cap = MIN(cap, limit);
 
         target = cap;
         /* a cap may drop at once (it only throttles this device's writers); it rises in steps */
