@@ -11,7 +11,7 @@ import time
 
 from . import knobs, report, runner, transitions, tunings, util
 from .scenarios import SCENARIOS
-from .testbed import Testbed, cleanup_command, PRIV_PREFIX
+from .testbed import Testbed, cleanup_command
 from .util import log, warn, parse_size
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -131,7 +131,8 @@ def cmd_run(o, quick=False):
             "scenarios": scen_names, "notes": notes,
             "wbtuned": o.wbtuned_path, "cpus": os.cpu_count(),
             "baseline_vm": knobs.vm_read(), "tick_ms": o.tick_ms, "pin": o.pin}
-    before = knobs.full_snapshot() if quick or "transitions" in scen_names else None
+    want_snapshot = quick or "transitions" in scen_names
+    found_errors, found_notes = [], []
     results = []
     t_start = time.monotonic()
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -140,7 +141,7 @@ def cmd_run(o, quick=False):
     try:
         for sname in scen_names:
             scen = SCENARIOS[sname](o) if sname != "transitions" else None
-            tb = Testbed()
+            tb = Testbed(snapshot=want_snapshot)
             tb.prepped = set()
             atexit.register(tb.close)
             try:
@@ -155,6 +156,8 @@ def cmd_run(o, quick=False):
                 errs = tb.close()
                 if errs:
                     rc = 1
+                found_errors += tb.as_found[0]
+                found_notes += tb.as_found[1]
     except Interrupted as e:
         warn("interrupted (%s): cleaned up" % e)
         rc = 130
@@ -173,38 +176,21 @@ def cmd_run(o, quick=False):
         if f.endswith(".md"):
             print("  " + f)
     if quick:
-        rc = quick_checks(before, results, files, rc, tl, outdir)
-    elif before is not None:
-        rc = as_found_check(before, rc)
+        rc = quick_checks(found_errors, found_notes, results, files, rc, tl, outdir)
+    elif want_snapshot:
+        for n in found_notes:
+            print("note: " + n)
+        for e in found_errors:
+            print("NOT AS FOUND: " + e)
+        print("kernel as found after the run (checked before the lock was released): %s" %
+              ("yes" if not found_errors else "NO"))
+        rc = rc or (1 if found_errors else 0)
     return rc
 
 
-def as_found_check(before, rc):
-    """After the whole invocation: knobs, throttles, loop devices and mounts as found."""
-    errors, notes = knobs.compare_snapshots(before, knobs.full_snapshot(), PRIV_PREFIX)
-    if os.path.exists("/run/wbbench.state"):
-        errors.append("/run/wbbench.state left behind")
-    for m in open("/proc/self/mountinfo").read().splitlines():
-        if " " + PRIV_PREFIX in m:
-            errors.append("mount left: " + m)
-    for n in notes:
-        print("note: " + n)
-    for e in errors:
-        print("NOT AS FOUND: " + e)
-    print("kernel as found after the run: %s" % ("yes" if not errors else "NO"))
-    return rc or (1 if errors else 0)
-
-
-def quick_checks(before, results, files, rc, tl, outdir):
-    """Only what must always hold; no timing assertions."""
-    after = knobs.full_snapshot()
-    errors, notes = knobs.compare_snapshots(before, after, PRIV_PREFIX)
-    if os.path.exists("/run/wbbench.state"):
-        errors.append("/run/wbbench.state left behind")
-    import glob
-    for m in open("/proc/self/mountinfo").read().splitlines():
-        if " " + PRIV_PREFIX in m:
-            errors.append("mount left: " + m)
+def quick_checks(found_errors, found_notes, results, files, rc, tl, outdir):
+    """Only what must always hold; no timing assertions. found_*: Testbed.as_found."""
+    errors, notes = list(found_errors), list(found_notes)
     if rc not in (0,):
         errors.append("run failed with rc %d" % rc)
     want_runs = len(tl)

@@ -169,6 +169,17 @@ def undo(d, own_children=()):
     return errors
 
 
+def as_found(before):
+    """(errors, notes): what differs from the full_snapshot() before, and our leftovers."""
+    errors, notes = knobs.compare_snapshots(before, knobs.full_snapshot(), PRIV_PREFIX)
+    if os.path.exists(GLOBAL_STATE):
+        errors.append("%s left behind" % GLOBAL_STATE)
+    for m in read("/proc/self/mountinfo", "").splitlines():
+        if " " + PRIV_PREFIX in m:
+            errors.append("mount left: " + m)
+    return errors, notes
+
+
 def cleanup_command(force=False):
     """`wbbench cleanup`: undo a killed run from /run/wbbench.state (or any
     /var/tmp/wbbench.*/state.json left behind)."""
@@ -210,8 +221,12 @@ def cleanup_command(force=False):
 class Testbed:
     """Create with Testbed(); add_device() each; close() on every exit path."""
 
-    def __init__(self, keep_priv=False):
+    def __init__(self, keep_priv=False, snapshot=False):
+        """snapshot: compare the whole kernel state (knobs, throttles, loop devices, mounts)
+        before and after, both under the lock; close() leaves the result in self.as_found."""
         self.lockf = None
+        self.before = None
+        self.as_found = ([], [])
         if os.environ.get("WBTUNED_LIVE_LOCK_HELD") != "1":
             self.lockf = open(LOCK, "w")
             try:
@@ -223,6 +238,8 @@ class Testbed:
         if os.path.exists(GLOBAL_STATE):
             raise RuntimeError("%s exists: a previous run was killed; run `wbbench cleanup` first"
                                % GLOBAL_STATE)
+        if snapshot:
+            self.before = knobs.full_snapshot()
         self.priv = tempfile.mkdtemp(prefix=os.path.basename(PRIV_PREFIX), dir=os.path.dirname(PRIV_PREFIX))
         self.state = State(self.priv)
         self.state.d["vm_saved"] = knobs.vm_read()
@@ -348,6 +365,9 @@ class Testbed:
             for e in errs:
                 warn("cleanup: " + e)
             warn("state kept in %s; run `wbbench cleanup`" % GLOBAL_STATE)
+        if self.before is not None:
+            # before the lock goes: the next run may change everything at once
+            self.as_found = as_found(self.before)
         try:
             if self.lockf:
                 self.lockf.close()
