@@ -27,7 +27,10 @@ MB = 1e6
 TUNINGS = ["kernel", "wbtuned"]
 DRAINED_BYTES = 1 * M           # a device holding less than this has drained
 BUCKET_S = 0.5                  # throughput series resolution
-GROWTH_TOL_BYTES = 2 * M        # "stopped growing": within this (or 5 %) of its later peak
+GROWTH_TOL_BYTES = 2 * M        # "stopped growing": within this (or 3 %) of its later peak,
+GROWTH_TOL_FRACTION = 0.03
+GROWTH_SMOOTH_SAMPLES = 5       # on the backlog averaged over +-5 samples (1 s): writeback
+                                # completes in chunks, so the raw backlog saws by 5-10 %
 ADMIN_TRACKED = {"max_bytes": "max_ratio_fine", "min_bytes": "min_ratio_fine",
                  "max_ratio": "max_ratio_fine", "min_ratio": "min_ratio_fine",
                  "strict_limit": "strict_limit"}
@@ -219,13 +222,13 @@ def all_cases():
                     "12-22 s; dirty_bytes 400M",
                     {"A": 150 * MBps, "B": 120 * MBps}, pin(400 * M),
                     s_slowdown(8, 5 * MBps, 12, 22), solo="solo-B120-400M", slowed="A",
-                    drain_s=10))
+                    drain_s=6))
     cs.append(TCase("slowdown-b", "slowdown", "b",
                     "A writes at 60 MB/s, drops to 2 MB/s at 6 s; writer on B (200 MB/s) "
                     "9-19 s; dirty_bytes 200M",
                     {"A": 60 * MBps, "B": 200 * MBps}, pin(200 * M),
                     s_slowdown(6, 2 * MBps, 9, 19), solo="solo-B200-200M", slowed="A",
-                    drain_s=10))
+                    drain_s=6))
     # 3. an application-paced writer, then a full-speed burst on the same device
     cs.append(TCase("paced-burst-a", "paced-burst", "a",
                     "writer on B (200 MB/s) paced at 20 MB/s for 8 s, then a 10 s full-speed "
@@ -233,10 +236,10 @@ def all_cases():
                     {"A": 8 * MBps, "B": 200 * MBps}, pin(200 * M),
                     s_paced_burst(20 * MBps, 8, 10), solo="solo-B200-200M"))
     cs.append(TCase("paced-burst-b", "paced-burst", "b",
-                    "writer on B (120 MB/s) paced at 5 MB/s for 8 s, then a 10 s burst on B; "
+                    "writer on B (400 MB/s) paced at 5 MB/s for 8 s, then a 10 s burst on B; "
                     "a steady writer on A (8 MB/s) throughout; dirty_bytes 400M",
-                    {"A": 8 * MBps, "B": 120 * MBps}, pin(400 * M),
-                    s_paced_burst(5 * MBps, 8, 10, slow_writer_s=18), solo="solo-B120-400M"))
+                    {"A": 8 * MBps, "B": 400 * MBps}, pin(400 * M),
+                    s_paced_burst(5 * MBps, 8, 10, slow_writer_s=18), solo="solo-B400-400M"))
     # 4. a writer switching on and off every second
     cs.append(TCase("onoff-a", "onoff", "a",
                     "writer on B (120 MB/s) 1 s on / 1 s off for 12 s (the innocent one), steady "
@@ -270,6 +273,8 @@ def all_cases():
                     "ratios as found", {"A": 30 * MBps, "B": 200 * MBps}, None, s_solo(10)))
     cs.append(TCase("solo-B120-400M", "solo", "", "10 s writer alone on B (120 MB/s), "
                     "dirty_bytes 400M", {"A": 8 * MBps, "B": 120 * MBps}, pin(400 * M), s_solo(10)))
+    cs.append(TCase("solo-B400-400M", "solo", "", "10 s writer alone on B (400 MB/s), "
+                    "dirty_bytes 400M", {"A": 8 * MBps, "B": 400 * MBps}, pin(400 * M), s_solo(10)))
     cs.append(TCase("solo-B200-200M", "solo", "", "10 s writer alone on B (200 MB/s), "
                     "dirty_bytes 200M", {"A": 8 * MBps, "B": 200 * MBps}, pin(200 * M), s_solo(10)))
     cs.append(TCase("solo-B120-400M-onoff", "solo", "", "12 s writer alone on B (120 MB/s), "
@@ -561,16 +566,23 @@ def _mark_t(marks, label):
 
 def growth_stop(series, t0, t1):
     """Seconds after t0 until the backlog (a (t, bytes) series) stopped growing before t1:
-    when it first came within max(2M, 5 %) of its peak in [t0, t1]. Also the peak."""
-    win = [(t, b) for t, b in series if t0 <= t <= t1]
+    when its 1 s average first came within max(2M, 3 %) of that average's peak in [t0, t1].
+    Also the raw peak in [t0, t1]."""
+    n = GROWTH_SMOOTH_SAMPLES
+    smooth = []
+    for i, (t, _) in enumerate(series):
+        w = [b for _, b in series[max(0, i - n):i + n + 1]]
+        smooth.append((t, sum(w) / len(w)))
+    win = [(t, b) for t, b in smooth if t0 <= t <= t1]
     if not win:
         return None, 0
+    raw_peak = max(b for t, b in series if t0 <= t <= t1)
     peak = max(b for _, b in win)
-    tol = max(GROWTH_TOL_BYTES, 0.05 * peak)
+    tol = max(GROWTH_TOL_BYTES, GROWTH_TOL_FRACTION * peak)
     for t, b in win:
         if b >= peak - tol:
-            return t - t0, peak
-    return None, peak
+            return t - t0, raw_peak
+    return None, raw_peak
 
 
 def writer_figures(c, name, pr):
@@ -719,14 +731,14 @@ def measure(c, sampler, case, roles, t_writers_end):
         drained = None
         for t, b in s:
             if t >= t_own_end and b < DRAINED_BYTES:
-                drained = t - t_own_end
+                drained = t - t_slow
                 break
         last_t, last_b = s[-1] if s else (t_own_end, 0)
         est = None
         if drained is None:
-            # not drained within the window: what is left, at the speed it was slowed to
+            # not drained within the wait: what is left, at the speed it was slowed to
             bps = [b for _, role, b in c.throttles if role == r][-1]
-            est = (last_t - t_own_end) + last_b / bps
+            est = (last_t - t_slow) + last_b / bps
         after = [l for x in own for (t, l, _) in x["_ios"] if t >= t_slow]
         out["slowed"] = {"role": r, "t_slow": t_slow, "backlog_at_slow_bytes": _at(s, t_slow),
                          "growth_stop_s": stop_s, "peak_after_bytes": peak,

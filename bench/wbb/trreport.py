@@ -161,7 +161,23 @@ def _targets_text(res):
     return "all met" if not bad else "missed: " + "; ".join(bad)
 
 
-def markdown(summ, meta):
+def _others_peak_mb(outdir, r):
+    """Peak of the global dirty+writeback minus A's and B's, from the run's series."""
+    peak = None
+    try:
+        with open(os.path.join(outdir, r["series"])) as f:
+            for line in f:
+                if line.startswith("#"):
+                    continue
+                v = [float(x) for x in line.split()]
+                o = v[1] - v[3] - v[4]
+                peak = o if peak is None else max(peak, o)
+    except (OSError, KeyError, ValueError, IndexError):
+        return None
+    return peak
+
+
+def markdown(summ, meta, outdir):
     L = ["# wbbench: transitions (issue 9)", "",
          "Run %s on %s, %s repeat(s), tunings interleaved; command: `%s`" %
          (meta.get("date"), meta.get("kernel"), meta.get("repeat"), meta.get("command")), "",
@@ -208,13 +224,13 @@ def markdown(summ, meta):
     if slowed:
         L += ["## The device that slowed", "",
               "Backlog = BdiReclaimable+BdiWriteback of A. *stops growing* = seconds from the "
-              "slowdown until A's backlog first came within max(2M, 5 %) of its peak before its "
-              "writer ended; *drain* = seconds from the end of A's writer until its backlog was "
-              "below 1M (~ = not drained within the wait: the wait plus what was left at A's "
-              "slowed speed); *longest write* = the slowest write() of A's writer completing after "
-              "the slowdown.", "",
+              "slowdown until A's backlog (averaged over 1 s) first came within max(2M, 3 %) of "
+              "its peak before A's writer ended; *drained* = seconds from the slowdown until A's "
+              "backlog was below 1M after its writer ended (~ = not within the wait after the "
+              "writers: the time waited plus what was left at A's slowed speed); *longest write* "
+              "= the slowest write() of A's writer completing after the slowdown.", "",
               "| case | tuning | A backlog at slowdown MB | peak after MB | stops growing after s "
-              "| drain s | A writer's longest write ms |", "|---|---|---|---|---|---|---|"]
+              "| drained after s | A writer's longest write ms |", "|---|---|---|---|---|---|---|"]
         for case in slowed:
             for tun in _tunings(summ, case):
                 s = summ[(case, tun)]["s"]
@@ -276,9 +292,17 @@ def markdown(summ, meta):
            for x in summ.values() for r in x["runs"] if r.get("not_as_found")]
     unclean = [(r["case"], r["repeat"]) for x in summ.values() for r in x["runs"]
                if r.get("daemon") and not r["daemon"]["clean"]]
+    others = [(_others_peak_mb(outdir, r), r["case"], r["tuning"], r["repeat"])
+              for x in summ.values() for r in x["runs"]]
+    others = [o for o in others if o[0] is not None]
+    worst = max(others) if others else None
     L += ["", "## Checks", "",
           "- kernel as found after every run (vm knobs, the testbed's bdi knobs, throttles): %s" %
           ("yes" if not bad else "NO: %s" % bad),
+          "- other users' dirty+writeback pages during the runs (global minus A and B, peak per "
+          "run): median %s MB, highest %s" %
+          ("%.0f" % statistics.median(o[0] for o in others) if others else "–",
+           "%.0f MB (%s, %s, repeat %d)" % worst if worst else "–"),
           "- daemon exited cleanly every time: %s" % ("yes" if not unclean else "NO: %s" % unclean)]
     L += ["", "## Plots", "",
           "One per case: the median repeat (by the innocent writer's MB/s) of each tuning, kernel "
@@ -386,7 +410,7 @@ def write(outdir, runs, meta):
     files = []
     md = os.path.join(outdir, "transitions.md")
     with open(md, "w") as f:
-        f.write(markdown(summ, meta))
+        f.write(markdown(summ, meta, outdir))
     files.append(md)
     if not shutil.which("gnuplot"):
         warn("gnuplot not found: no transitions plots")
