@@ -20,6 +20,7 @@ GLOBAL_STATE = "/run/wbbench.state"
 # already and says so with WBTUNED_LIVE_LOCK_HELD=1.
 LOCK = os.environ.get("WBTUNED_LIVE_LOCK", "/run/wbtuned-live.lock")
 PRIV_PREFIX = "/var/tmp/wbbench."
+SCRATCH_PREFIX = "/run/wbbench-io."   # tmpfs: files written while a run's writers are throttled
 
 
 class Device:
@@ -42,10 +43,14 @@ class State:
         self.d = {"pid": os.getpid(), "started": time.time(), "priv": priv,
                   "vm_saved": None, "bdi_saved": {}, "throttle_saved": {},
                   "loops": [], "mounts": [], "children": []}
+        # False while a run must not write to a disk-backed file: a write there can be
+        # throttled for as long as the pool takes to drain; /run (tmpfs) never is
+        self.priv_copy = True
 
     def save(self):
         text = json.dumps(self.d, indent=1)
-        atomic_write(os.path.join(self.d["priv"], "state.json"), text)
+        if self.priv_copy:
+            atomic_write(os.path.join(self.d["priv"], "state.json"), text)
         atomic_write(GLOBAL_STATE, text)
 
 
@@ -160,6 +165,9 @@ def undo(d, own_children=()):
             if p.returncode != 0:
                 errors.append("losetup -d %s: %s" % (lo["loop"], p.stderr.strip()))
     # 7. files
+    scratch = d.get("scratch")
+    if scratch and scratch.startswith(SCRATCH_PREFIX) and os.path.isdir(scratch):
+        shutil.rmtree(scratch, ignore_errors=True)
     if priv.startswith(PRIV_PREFIX) and os.path.isdir(priv):
         still = [lo["loop"] for lo in d.get("loops", []) if knobs.loop_list().get(lo["loop"]) == lo["image"]]
         if still:
@@ -177,6 +185,8 @@ def as_found(before):
     for m in read("/proc/self/mountinfo", "").splitlines():
         if " " + PRIV_PREFIX in m:
             errors.append("mount left: " + m)
+    for d in glob.glob(SCRATCH_PREFIX + "*"):
+        errors.append("scratch dir left: " + d)
     return errors, notes
 
 
@@ -301,6 +311,16 @@ class Testbed:
         if cur != bps:
             knobs.throttle_set(dev.mm, bps)
         dev.bps = bps
+
+    def scratch_dir(self):
+        """A private dir on tmpfs (journaled, removed by undo()): writes there never wait
+        in balance_dirty_pages(), so the harness and the daemon's log are not stalled by
+        the very stalls a run measures."""
+        if not self.state.d.get("scratch"):
+            self.state.d["scratch"] = tempfile.mkdtemp(prefix=os.path.basename(SCRATCH_PREFIX),
+                                                       dir=os.path.dirname(SCRATCH_PREFIX))
+            self.state.save()
+        return self.state.d["scratch"]
 
     # -- knobs ------------------------------------------------------------
     def restore_knobs(self):

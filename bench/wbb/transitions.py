@@ -14,18 +14,20 @@ figures line up.
 """
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
 
 from . import fio, knobs, runner, tunings
 from .sampler import Sampler, DEBUGFS_BDI, parse_kv
-from .util import log, warn, run, parse_size
+from .util import log, warn, hold_output
 
 M = 1 << 20
 MB = 1e6
 TUNINGS = ["kernel", "wbtuned"]
 DRAINED_BYTES = 1 * M           # a device holding less than this has drained
+LATE_S = 0.5                    # a timeline step this late is reported
 BUCKET_S = 0.5                  # throughput series resolution
 GROWTH_TOL_BYTES = 2 * M        # "stopped growing": within this (or 3 %) of its later peak,
 GROWTH_TOL_FRACTION = 0.03
@@ -307,9 +309,13 @@ def select_cases(families=None, sets=None):
 class Ctx:
     """What a case's timeline can do. Times are seconds since the sampler's start."""
 
-    def __init__(self, tb, o, case, tuning, tag, outdir, roles, sampler):
+    def __init__(self, tb, o, case, tuning, tag, iodir, roles, sampler, conf):
+        """iodir: where job files, fio's output and the daemon's log go during the run (tmpfs:
+        see Testbed.scratch_dir); conf: the daemon's config file."""
         self.tb, self.o, self.case, self.tuning, self.tag = tb, o, case, tuning, tag
-        self.outdir, self.roles, self.sampler = outdir, roles, sampler
+        self.iodir, self.roles, self.sampler, self.conf = iodir, roles, sampler, conf
+        self.late = []          # (planned s, actual s) of steps that ran > LATE_S late
+        self.planned = 0.0      # the time the last at() waited for
         self.procs = {}         # name -> dict(writer, p, json, lat, t_start, t_end)
         self.daemon = None
         self.daemons = []       # dict(start, stop, log, result) per daemon instance
@@ -317,7 +323,6 @@ class Ctx:
         self.throttles = []     # (t, role, bps) changed mid-run
         self.pool_bytes = tunings.current_limit()
         self.remembered_bdis = False
-        self.conf = None
 
     def now(self):
         return time.monotonic() - self.sampler.t0
@@ -337,6 +342,9 @@ class Ctx:
                                        (name, pr["p"].returncode, err.strip()[-2000:]))
 
     def at(self, t):
+        self.planned = t
+        if self.now() > t + LATE_S:
+            self.late.append((t, self.now()))
         while self.now() < t:
             self._poll()
             time.sleep(min(0.05, max(0.0, t - self.now())))
@@ -352,13 +360,15 @@ class Ctx:
             # are still dirty adds nothing to the pool: make the file larger than it can write
             rate = w.rate_bps or self.case.bps[w.role] or 400 * M
             size = min(12 << 30, self.pool_bytes + int(rate * w.runtime_s * 1.5) + 256 * M)
-        base = os.path.join(self.outdir, "logs", "%s.%s" % (self.tag, w.name))
-        jf = os.path.join(self.outdir, "jobs", "%s.%s.fio" % (self.tag, w.name))
+        base = os.path.join(self.iodir, "%s.%s" % (self.tag, w.name))
+        jf = base + ".fio"
         with open(jf, "w") as f:
             f.write(writer_jobfile(w, dev, base, size))
         with open(base + ".fio.err", "w") as err:
             p = self.tb.spawn(["fio", "--output-format=json", "--output=" + base + ".fio.json", jf],
                               stdout=subprocess.DEVNULL, stderr=err)
+        if self.now() > self.planned + LATE_S:
+            self.late.append((self.planned, self.now()))
         self.procs[w.name] = {"writer": w, "p": p, "json": base + ".fio.json", "err": base + ".fio.err",
                               "lat": base + "_lat.1.log", "t_start": self.now(), "t_end": None,
                               "size": size}
@@ -390,15 +400,13 @@ class Ctx:
         if not self.remembered_bdis:
             runner.remember_all_bdis(self.tb)
             self.remembered_bdis = True
-        if self.conf is None:
-            self.conf = tunings.daemon_config(os.path.join(self.tb.priv, "wbtuned.conf"),
-                                              self.tb.priv, self.case if self.o.pin else None,
-                                              self.o.wbtuned_config, tick_ms=self.o.tick_ms)
-        sock = os.path.join(self.tb.priv, "ctl")
+        rundir = self.tb.scratch_dir()
+        sock = os.path.join(rundir, "ctl")
         if os.path.exists(sock):
             os.unlink(sock)
-        logpath = os.path.join(self.outdir, "logs", "%s.wbtuned.%d.log" % (self.tag, len(self.daemons)))
-        self.daemon = tunings.Daemon(self.tb, self.o.wbtuned_path, self.conf, logpath, clock=self.now)
+        logpath = os.path.join(self.iodir, "%s.wbtuned.%d.log" % (self.tag, len(self.daemons)))
+        self.daemon = tunings.Daemon(self.tb, self.o.wbtuned_path, self.conf, logpath, clock=self.now,
+                                     rundir=rundir)
         self.daemons.append({"start": self.now(), "stop": None, "log": logpath, "result": None})
         if not self.daemon.wait_ready():
             warn("wbtuned not ready (socket %s missing or daemon exited)" % self.daemon.sock)
@@ -499,12 +507,22 @@ def run_case(tb, o, case, tuning, rep, outdir, roles):
     for r, d in roles.items():
         tb.set_throttle(d, case.bps[r])
     res["foreign_at_start_bytes"] = runner.wait_quiet(tb, o)
+    iodir = os.path.join(tb.scratch_dir(), tag)
+    os.mkdir(iodir)
+    conf = None
+    if tuning == "wbtuned":
+        conf = tunings.daemon_config(os.path.join(iodir, "wbtuned.conf"), tb.scratch_dir(),
+                                     case if o.pin else None, o.wbtuned_config, tick_ms=o.tick_ms)
     tunings.apply_base(case.base)
     sampler = Sampler(devs, knobs=True)
+    # from here until the throttles are lifted, nothing of ours writes to a disk-backed
+    # file: such a write waits like any other writer, and would shift the timeline
+    hold_output(True)
+    tb.state.priv_copy = False
     sampler.start()
     while sampler.t0 is None:
         time.sleep(0.01)
-    c = Ctx(tb, o, case, tuning, tag, outdir, roles, sampler)
+    c = Ctx(tb, o, case, tuning, tag, iodir, roles, sampler, conf)
     res["pool_bytes_at_start"] = c.pool_bytes
     try:
         case.script(c)
@@ -521,6 +539,9 @@ def run_case(tb, o, case, tuning, rep, outdir, roles):
         c.close()
         if sampler.is_alive():
             sampler.stop()
+        tb.state.priv_copy = True
+        tb.state.save()
+        hold_output(False)
         if c.remembered_bdis:
             left = runner.restore_other_bdis(tb)
             if left:
@@ -536,9 +557,28 @@ def run_case(tb, o, case, tuning, rep, outdir, roles):
     if res["not_as_found"]:
         warn("after %s the kernel is not as found: %s" % (tag, res["not_as_found"]))
     res.update(measure(c, sampler, case, roles, t_writers_end))
+    res["late_steps"] = c.late
+    if c.late:
+        warn("%s: timeline steps ran late (planned s, actual s): %s" % (tag, c.late))
+    keep_files(iodir, outdir, res)
     write_series(outdir, tag, res, sampler, roles)
     _log_summary(res)
     return res
+
+
+def keep_files(iodir, outdir, res):
+    """Move a run's files from tmpfs into the output dir: job files to jobs/, the rest
+    (fio json, latency logs, daemon logs) to logs/."""
+    moved = {}
+    for name in sorted(os.listdir(iodir)):
+        sub = "jobs" if name.endswith(".fio") or name.endswith(".conf") else "logs"
+        dst = os.path.join(outdir, sub, name)
+        shutil.move(os.path.join(iodir, name), dst)
+        moved[os.path.join(iodir, name)] = os.path.relpath(dst, outdir)
+    os.rmdir(iodir)
+    for inst in (res.get("daemon") or {}).get("instances", []):
+        inst["log"] = moved.get(inst.get("log"), inst.get("log"))
+    res["files"] = sorted(moved.values())
 
 
 # ------------------------------------------------------------------ figures ----
@@ -629,7 +669,7 @@ def daemon_figures(c, sampler):
                 writes.append({"t": t, "device": m.group(2), "knob": m.group(3), "old": m.group(4),
                                "new": m.group(5), "why": m.group(6), "at_stop": t >= stop})
         runs.append({"start": d["start"], "stop": d["stop"], "lines": len(lines),
-                     "result": d["result"]})
+                     "result": d["result"], "log": d["log"]})
     run_s = sum((d["stop"] or c.now()) - d["start"] for d in c.daemons)
     policy = [w for w in writes if not w["at_stop"]]
     by_knob = {}

@@ -32,6 +32,8 @@ def _per_run(r, solo_kernel, solo_same):
          "inn_p99_ms": iw.get("clat_p99_ms"),
          "inn_vs_solo_kernel": iw["MBps"] / solo_kernel if iw.get("MBps") and solo_kernel else None,
          "inn_vs_solo_same": iw["MBps"] / solo_same if iw.get("MBps") and solo_same else None,
+         "A_writer_max_ms": max((w.get("lat_max_ms") or 0 for w in r.get("writers", {}).values()
+                                 if w.get("role") == "A"), default=None),
          "A_at_inn_MB": (_g(r, "devices", "A", "backlog_at_innocent_start_bytes") or 0) / M,
          "A_peak_MB": (_g(r, "devices", "A", "peak_backlog_bytes") or 0) / M,
          "B_peak_MB": (_g(r, "devices", "B", "peak_backlog_bytes") or 0) / M,
@@ -187,7 +189,9 @@ def markdown(summ, meta, outdir):
          "measured in this run; *own solo* = the same under the same tuning. *longest write* = "
          "the slowest single write() (fio's max total latency), *p99* = fio clat p99. *A when "
          "innocent starts* = A's BdiReclaimable+BdiWriteback (debugfs) as the innocent writer "
-         "starts; *dirty limit min* = the lowest nr_dirty_threshold while writers ran. *knob "
+         "starts; *A's writer* = the longest write() of the writer(s) on A (the fill, the "
+         "slowed, paced or on/off writer; '–' if A has none); *dirty limit min* = the lowest "
+         "nr_dirty_threshold while writers ran. *knob "
          "writes* = the changes wbtuned logged while it ran (+ those at its stop, the restore); "
          "under the kernel, '–'. The daemon runs with a generated config: auto mode, tick %s ms, "
          "socket in the private dir, %s." %
@@ -200,8 +204,9 @@ def markdown(summ, meta, outdir):
     others = [c for c in cases if c not in solos]
     L += ["## Summary", "",
           "| case | tuning | innocent MB/s | % of solo | % of own solo | longest write ms | p99 ms "
-          "| A when innocent starts MB | dirty limit min MB | knob writes | issue 9 targets |",
-          "|---|---|---|---|---|---|---|---|---|---|---|"]
+          "| A's writer: longest write ms | A when innocent starts MB | dirty limit min MB "
+          "| knob writes | issue 9 targets |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for case in others:
         tg = targets(summ, case)
         for tun in _tunings(summ, case):
@@ -209,11 +214,11 @@ def markdown(summ, meta, outdir):
             kw = "–"
             if s.get("policy_writes"):
                 kw = "%s (+%s)" % (_f(s["policy_writes"]), _f(s.get("restore_writes"), rng=False))
-            L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 case, tun, _f(s.get("inn_MBps"), 1), _f(s.get("inn_vs_solo_kernel"), 0, True),
                 _f(s.get("inn_vs_solo_same"), 0, True), _f(s.get("inn_max_ms")),
-                _f(s.get("inn_p99_ms"), 1), _f(s.get("A_at_inn_MB")), _f(s.get("thresh_min_MB")),
-                kw, _targets_text(tg[tun])))
+                _f(s.get("inn_p99_ms"), 1), _f(s.get("A_writer_max_ms")), _f(s.get("A_at_inn_MB")),
+                _f(s.get("thresh_min_MB")), kw, _targets_text(tg[tun])))
     L += ["", "What each case does:", ""]
     for case in others + solos:
         r = summ[(case, _tunings(summ, case)[0])]["runs"][0]
@@ -296,7 +301,10 @@ def markdown(summ, meta, outdir):
               for x in summ.values() for r in x["runs"]]
     others = [o for o in others if o[0] is not None]
     worst = max(others) if others else None
+    late = [(r["case"], r["tuning"], r["repeat"], r["late_steps"])
+            for x in summ.values() for r in x["runs"] if r.get("late_steps")]
     L += ["", "## Checks", "",
+          "- every timeline step on time (within 0.5 s): %s" % ("yes" if not late else "NO: %s" % late),
           "- kernel as found after every run (vm knobs, the testbed's bdi knobs, throttles): %s" %
           ("yes" if not bad else "NO: %s" % bad),
           "- other users' dirty+writeback pages during the runs (global minus A and B, peak per "

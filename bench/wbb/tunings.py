@@ -103,10 +103,11 @@ def daemon_config(path, priv, case, extra_file=None, tick_ms=100):
 
 
 class Daemon:
-    def __init__(self, tb, binary, conf, logpath, extra_args=(), clock=None):
+    def __init__(self, tb, binary, conf, logpath, extra_args=(), clock=None, rundir=None):
         """clock: a function giving seconds since the run's start; each line the daemon
-        prints is then logged as '<seconds> <line>' (its own lines carry no time)."""
-        self.sock = os.path.join(tb.priv, "ctl")
+        prints is then logged as '<seconds> <line>' (its own lines carry no time).
+        rundir: where its socket (and so its saved originals) go, default the private dir."""
+        self.sock = os.path.join(rundir or tb.priv, "ctl")
         self.cmd = [binary, "--socket", self.sock, "-c", conf] + list(extra_args)
         self.tb = tb
         self.logf = open(logpath, "w")
