@@ -132,7 +132,7 @@ def cmd_run(o, quick=False):
             "wbtuned": o.wbtuned_path, "cpus": os.cpu_count(),
             "baseline_vm": knobs.vm_read(), "tick_ms": o.tick_ms, "pin": o.pin}
     want_snapshot = quick or "transitions" in scen_names
-    found_errors, found_notes = [], []
+    found_errors, found_notes, checked = [], [], 0
     results = []
     t_start = time.monotonic()
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -158,6 +158,7 @@ def cmd_run(o, quick=False):
                     rc = 1
                 found_errors += tb.as_found[0]
                 found_notes += tb.as_found[1]
+                checked += tb.before is not None
     except Interrupted as e:
         warn("interrupted (%s): cleaned up" % e)
         rc = 130
@@ -177,7 +178,7 @@ def cmd_run(o, quick=False):
             print("  " + f)
     if quick:
         rc = quick_checks(found_errors, found_notes, results, files, rc, tl, outdir)
-    elif want_snapshot:
+    elif want_snapshot and checked:
         for n in found_notes:
             print("note: " + n)
         for e in found_errors:

@@ -381,6 +381,7 @@ class Ctx:
                 raise RuntimeError("writer %s still running after %ds" % (name, timeout_s))
             self._poll()
             time.sleep(0.05)
+        self.planned = self.now()      # the next step is due as soon as this writer ended
 
     def wait_all(self, timeout_s=600):
         for name in list(self.procs):
