@@ -201,13 +201,13 @@ def markdown(summ, meta, outdir):
         L += ["Note: %s" % n, ""]
     cases = _cases_in_order(summ)
     solos = [c for c in cases if summ[(c, _tunings(summ, c)[0])]["runs"][0]["family"] == "solo"]
-    others = [c for c in cases if c not in solos]
+    cases_run = [c for c in cases if c not in solos]
     L += ["## Summary", "",
           "| case | tuning | innocent MB/s | % of solo | % of own solo | longest write ms | p99 ms "
           "| A's writer: longest write ms | A when innocent starts MB | dirty limit min MB "
           "| knob writes | issue 9 targets |",
           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for case in others:
+    for case in cases_run:
         tg = targets(summ, case)
         for tun in _tunings(summ, case):
             s = summ[(case, tun)]["s"]
@@ -220,12 +220,12 @@ def markdown(summ, meta, outdir):
                 _f(s.get("inn_p99_ms"), 1), _f(s.get("A_writer_max_ms")), _f(s.get("A_at_inn_MB")),
                 _f(s.get("thresh_min_MB")), kw, _targets_text(tg[tun])))
     L += ["", "What each case does:", ""]
-    for case in others + solos:
+    for case in cases_run + solos:
         r = summ[(case, _tunings(summ, case)[0])]["runs"][0]
         L.append("- **%s**: %s%s" % (case, r["desc"],
                                      " (solo: %s)" % r["solo"] if r.get("solo") else ""))
     L.append("")
-    slowed = [c for c in others if "growth_stop_s" in summ[(c, _tunings(summ, c)[0])]["s"]]
+    slowed = [c for c in cases_run if "growth_stop_s" in summ[(c, _tunings(summ, c)[0])]["s"]]
     if slowed:
         L += ["## The device that slowed", "",
               "Backlog = BdiReclaimable+BdiWriteback of A. *stops growing* = seconds from the "
@@ -244,7 +244,7 @@ def markdown(summ, meta, outdir):
                     case, tun, _f(s.get("backlog_at_slow_MB")), _f(s.get("peak_after_MB")),
                     _f(s.get("growth_stop_s"), 1), "~" if est else "", _f(s.get("drain_s"), 0),
                     _f(s.get("slowed_max_after_ms"))))
-    admin = [c for c in others if "admin_survived" in summ[(c, _tunings(summ, c)[0])]["s"]]
+    admin = [c for c in cases_run if "admin_survived" in summ[(c, _tunings(summ, c)[0])]["s"]]
     if admin:
         L += ["", "## The admin's hand-set knob", "",
               "The admin writes the knob mid-run (vm knob: its value; per-device knob: the "
@@ -273,7 +273,7 @@ def markdown(summ, meta, outdir):
           "same-value rewrites are not seen; under the kernel it counts the admin's own write).", "",
           "| case | tuning | writes while running | per minute | observed changes | most written |",
           "|---|---|---|---|---|---|"]
-    for case in others:
+    for case in cases_run:
         for tun in _tunings(summ, case):
             x = summ[(case, tun)]
             s = x["s"]
@@ -297,10 +297,10 @@ def markdown(summ, meta, outdir):
            for x in summ.values() for r in x["runs"] if r.get("not_as_found")]
     unclean = [(r["case"], r["repeat"]) for x in summ.values() for r in x["runs"]
                if r.get("daemon") and not r["daemon"]["clean"]]
-    others = [(_others_peak_mb(outdir, r), r["case"], r["tuning"], r["repeat"])
-              for x in summ.values() for r in x["runs"]]
-    others = [o for o in others if o[0] is not None]
-    worst = max(others) if others else None
+    foreign = [(_others_peak_mb(outdir, r), r["case"], r["tuning"], r["repeat"])
+               for x in summ.values() for r in x["runs"]]
+    foreign = [o for o in foreign if o[0] is not None]
+    worst = max(foreign) if foreign else None
     late = [(r["case"], r["tuning"], r["repeat"], r["late_steps"])
             for x in summ.values() for r in x["runs"] if r.get("late_steps")]
     L += ["", "## Checks", "",
@@ -309,7 +309,7 @@ def markdown(summ, meta, outdir):
           ("yes" if not bad else "NO: %s" % bad),
           "- other users' dirty+writeback pages during the runs (global minus A and B, peak per "
           "run): median %s MB, highest %s" %
-          ("%.0f" % statistics.median(o[0] for o in others) if others else "–",
+          ("%.0f" % statistics.median(o[0] for o in foreign) if foreign else "–",
            "%.0f MB (%s, %s, repeat %d)" % worst if worst else "–"),
           "- daemon exited cleanly every time: %s" % ("yes" if not unclean else "NO: %s" % unclean)]
     L += ["", "## Plots", "",
@@ -318,7 +318,7 @@ def markdown(summ, meta, outdir):
           "dirty+writeback (black) and nr_dirty_threshold (grey). Bottom: MB/s each writer "
           "completed per %.1f s (fio's per-write log); dashed: the innocent writer's solo MB/s "
           "under the kernel. Dotted verticals: the timeline's events." % 0.5, ""]
-    for case in others:
+    for case in cases_run:
         L.append("![%s](plots/transitions__%s.png)" % (case, case))
     return "\n".join(L) + "\n"
 
