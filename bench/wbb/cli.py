@@ -9,9 +9,9 @@ import signal
 import sys
 import time
 
-from . import knobs, report, runner, tunings, util
+from . import knobs, report, runner, transitions, tunings, util
 from .scenarios import SCENARIOS
-from .testbed import Testbed, cleanup_command, PRIV_PREFIX
+from .testbed import Testbed, cleanup_command
 from .util import log, warn, parse_size
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -51,12 +51,21 @@ def preflight():
 
 def add_run_args(p):
     p.add_argument("scenarios", nargs="*", default=["slowfast"],
-                   help="thresh, slowfast, multi, overwrite, or all")
+                   help="thresh, slowfast, multi, overwrite, transitions, or all")
     p.add_argument("--tunings", type=csv, default=None,
                    help="comma list from %s (default all)" % ",".join(tunings.ALL))
-    p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--repeat", "--repeats", dest="repeat", type=int, default=None,
+                   help="repeats (1; transitions: 3)")
     p.add_argument("-o", "--output", default=None, help="output dir (default bench/out/<timestamp>)")
-    p.add_argument("--variants", type=csv, help="slowfast: together,slow-first,solo; multi: randrw,mmapseq")
+    p.add_argument("--variants", "--scenario", dest="variants", type=csv,
+                   help="slowfast: together,slow-first,solo; multi: randrw,mmapseq; "
+                        "transitions: start,slowdown,paced-burst,onoff,admin")
+    p.add_argument("--sets", type=csv, help="transitions: size/speed sets a,b (both)")
+    p.add_argument("--quick", action="store_true", help="transitions: set a only, 1 repeat")
+    p.add_argument("--pin", action="store_true",
+                   help="transitions: give the daemon the case's dirty_bytes as its pin (default: "
+                        "none, as a new user runs it)")
+    p.add_argument("--tick-ms", type=int, default=100, help="the daemon's tick (100)")
     p.add_argument("--fs", type=csv, help="filesystems (thresh: matrix; slowfast: slow,fast)")
     p.add_argument("--thresholds", type=csv, help="thresh: dirty_bytes list, e.g. 1M,100M")
     p.add_argument("--writers", type=csv, help="thresh: writer counts, e.g. 1,10")
@@ -84,12 +93,24 @@ def cmd_run(o, quick=False):
     if problems:
         print("cannot run: " + "; ".join(problems), file=sys.stderr)
         return 77
-    scen_names = list(SCENARIOS) if "all" in o.scenarios else o.scenarios
+    scen_names = list(SCENARIOS) + ["transitions"] if "all" in o.scenarios else o.scenarios
     for s in scen_names:
-        if s not in SCENARIOS:
-            print("unknown scenario %r (%s)" % (s, ", ".join(SCENARIOS)), file=sys.stderr)
+        if s not in SCENARIOS and s != "transitions":
+            print("unknown scenario %r (%s, transitions)" % (s, ", ".join(SCENARIOS)), file=sys.stderr)
             return 2
+    if "transitions" in scen_names:
+        if o.quick:
+            o.sets = o.sets or ["a"]
+        o.transitions_repeat = o.repeat or (1 if o.quick else 3)
+        try:
+            transitions.select_cases(o.variants, o.sets)
+        except ValueError as e:
+            print(str(e), file=sys.stderr)
+            return 2
+    o.repeat = o.repeat or 1
     o.wbtuned_path = tunings.find_wbtuned(o.wbtuned, BENCH_DIR)
+    if o.tunings is None and scen_names == ["transitions"]:
+        o.tunings = list(transitions.TUNINGS)
     tl = o.tunings or list(tunings.ALL)
     for t in tl:
         if t not in tunings.ALL:
@@ -106,10 +127,12 @@ def cmd_run(o, quick=False):
         os.makedirs(os.path.join(outdir, sub), exist_ok=True)
     meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "kernel": platform.release(),
             "command": " ".join(shlex.quote(a) for a in sys.argv), "tunings": tl,
-            "repeat": o.repeat, "scenarios": scen_names, "notes": notes,
+            "repeat": o.repeat if scen_names != ["transitions"] else o.transitions_repeat,
+            "scenarios": scen_names, "notes": notes,
             "wbtuned": o.wbtuned_path, "cpus": os.cpu_count(),
-            "baseline_vm": knobs.vm_read()}
-    before = knobs.full_snapshot() if quick else None
+            "baseline_vm": knobs.vm_read(), "tick_ms": o.tick_ms, "pin": o.pin}
+    want_snapshot = quick or "transitions" in scen_names
+    found_errors, found_notes, checked = [], [], 0
     results = []
     t_start = time.monotonic()
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -117,19 +140,25 @@ def cmd_run(o, quick=False):
     tb = None
     try:
         for sname in scen_names:
-            scen = SCENARIOS[sname](o)
-            tb = Testbed()
+            scen = SCENARIOS[sname](o) if sname != "transitions" else None
+            tb = Testbed(snapshot=want_snapshot)
             tb.prepped = set()
             atexit.register(tb.close)
             try:
                 def save(res_all, _base=list(results)):
                     with open(os.path.join(outdir, "results.json"), "w") as f:
                         json.dump({"meta": meta, "runs": _base + res_all}, f, indent=1)
-                results += runner.run_scenario(tb, o, scen, tl, outdir, save)
+                if scen is None:
+                    results += transitions.run_family(tb, o, tl, outdir, save)
+                else:
+                    results += runner.run_scenario(tb, o, scen, tl, outdir, save)
             finally:
                 errs = tb.close()
                 if errs:
                     rc = 1
+                found_errors += tb.as_found[0]
+                found_notes += tb.as_found[1]
+                checked += tb.before is not None
     except Interrupted as e:
         warn("interrupted (%s): cleaned up" % e)
         rc = 130
@@ -148,20 +177,21 @@ def cmd_run(o, quick=False):
         if f.endswith(".md"):
             print("  " + f)
     if quick:
-        rc = quick_checks(before, results, files, rc, tl, outdir)
+        rc = quick_checks(found_errors, found_notes, results, files, rc, tl, outdir)
+    elif want_snapshot and checked:
+        for n in found_notes:
+            print("note: " + n)
+        for e in found_errors:
+            print("NOT AS FOUND: " + e)
+        print("kernel as found after the run (checked before the lock was released): %s" %
+              ("yes" if not found_errors else "NO"))
+        rc = rc or (1 if found_errors else 0)
     return rc
 
 
-def quick_checks(before, results, files, rc, tl, outdir):
-    """Only what must always hold; no timing assertions."""
-    after = knobs.full_snapshot()
-    errors, notes = knobs.compare_snapshots(before, after, PRIV_PREFIX)
-    if os.path.exists("/run/wbbench.state"):
-        errors.append("/run/wbbench.state left behind")
-    import glob
-    for m in open("/proc/self/mountinfo").read().splitlines():
-        if " " + PRIV_PREFIX in m:
-            errors.append("mount left: " + m)
+def quick_checks(found_errors, found_notes, results, files, rc, tl, outdir):
+    """Only what must always hold; no timing assertions. found_*: Testbed.as_found."""
+    errors, notes = list(found_errors), list(found_notes)
     if rc not in (0,):
         errors.append("run failed with rc %d" % rc)
     want_runs = len(tl)

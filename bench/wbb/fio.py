@@ -64,3 +64,24 @@ def parse(text, groups):
                        "write": _dir(job.get("write")), "read": _dir(job.get("read")),
                        "error": job.get("error", 0)}
     return out
+
+
+def parse_single(text):
+    """The write figures of a one-job fio json output (as in parse()), or None."""
+    start = text.find("{")
+    jobs = json.loads(text[start:]).get("jobs", [])
+    return _dir(jobs[0].get("write")) if jobs else None
+
+
+def read_lat_log(path, wall0):
+    """fio's per-write latency log written with log_unix_epoch=1 and log_avg_msec=0
+    ('unix ms, latency ns, ddir, bytes, ...' per line) -> [(completion s since wall0,
+    latency ms, bytes)]."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            parts = [x.strip() for x in line.split(",")]
+            if len(parts) < 4 or parts[2] != "1":       # 1 = write
+                continue
+            out.append((int(parts[0]) / 1000.0 - wall0, int(parts[1]) / 1e6, int(parts[3])))
+    return out

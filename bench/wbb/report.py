@@ -289,10 +289,15 @@ def write_reports(outdir, results, meta):
     """Everything from results: per-scenario markdown, per scenario x tuning json,
     plots. Returns list of files written."""
     os.makedirs(os.path.join(outdir, "plots"), exist_ok=True)
-    summ = summarize(results)
     files = []
     with open(os.path.join(outdir, "results.json"), "w") as f:
         json.dump({"meta": meta, "runs": results}, f, indent=1)
+    transitions = [r for r in results if r["scenario"] == "transitions"]
+    if transitions:
+        from . import trreport
+        files += trreport.write(outdir, transitions, meta)
+    results = [r for r in results if r["scenario"] != "transitions"]
+    summ = summarize(results)
     scen = []
     for (sc, _, _) in summ:
         if sc not in scen:

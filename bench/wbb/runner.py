@@ -123,6 +123,28 @@ def wait_quiet(tb, opts):
         time.sleep(0.5)
 
 
+def remember_all_bdis(tb):
+    """Before a daemon starts: it may tune any device on the machine, so journal the knobs of
+    all of them (undo() restores those outside the testbed after a kill -9 too)."""
+    tb.state.d["daemon_bdi_pre"] = {os.path.basename(x): knobs.bdi_read(os.path.basename(x))
+                                    for x in glob.glob("/sys/class/bdi/*")}
+    tb.state.save()
+
+
+def restore_other_bdis(tb):
+    """After the daemon stopped: put back devices outside the testbed it left changed.
+    Returns their names."""
+    left = []
+    for mm, saved in tb.state.d.pop("daemon_bdi_pre", {}).items():
+        if mm in tb.state.d["bdi_saved"] or not os.path.isdir("/sys/class/bdi/" + mm):
+            continue
+        if knobs.bdi_read(mm) != saved:
+            left.append(mm)
+            knobs.bdi_restore(mm, saved)
+    tb.state.save()
+    return left
+
+
 def prep_case(tb, case, outdir):
     if not case.prep:
         return
@@ -161,11 +183,7 @@ def run_one(tb, opts, scen, case, tuning, rep, outdir):
     try:
         tunings.apply(tuning, case, applied)
         if tuning == "wbtuned":
-            # the daemon may tune any device on the machine: remember all of them
-            pre_bdi = {os.path.basename(x): knobs.bdi_read(os.path.basename(x))
-                       for x in glob.glob("/sys/class/bdi/*")}
-            tb.state.d["daemon_bdi_pre"] = pre_bdi
-            tb.state.save()
+            remember_all_bdis(tb)
             conf = tunings.daemon_config(os.path.join(tb.priv, "wbtuned.conf"), tb.priv, case,
                                          opts.wbtuned_config)
             daemon = tunings.Daemon(tb, opts.wbtuned_path, conf,
@@ -205,14 +223,7 @@ def run_one(tb, opts, scen, case, tuning, rep, outdir):
             res["daemon"] = daemon.stop()
             if not res["daemon"]["clean"]:
                 warn("wbtuned did not exit cleanly: %s" % res["daemon"])
-            left = []
-            for mm, saved in tb.state.d.pop("daemon_bdi_pre", {}).items():
-                if mm in tb.state.d["bdi_saved"] or not os.path.isdir("/sys/class/bdi/" + mm):
-                    continue
-                if knobs.bdi_read(mm) != saved:
-                    left.append(mm)
-                    knobs.bdi_restore(mm, saved)
-            tb.state.save()
+            left = restore_other_bdis(tb)
             if left:
                 warn("wbtuned left knobs changed on devices outside the testbed: %s (restored)" % left)
                 res["daemon"]["left_foreign_bdis"] = left

@@ -52,22 +52,30 @@ def foreign_backlog(devices):
     return max(0, g["nr_dirty"] + g["nr_writeback"] - own)
 
 
+VM_SAMPLED = ("dirty_bytes", "dirty_ratio", "dirty_background_bytes", "dirty_background_ratio")
+# with knobs=True: the writeback intervals too, and each device's stored per-BDI limits
+VM_SAMPLED_ALL = VM_SAMPLED + ("dirty_writeback_centisecs", "dirty_expire_centisecs")
+BDI_SAMPLED = ("min_ratio_fine", "max_ratio_fine", "strict_limit")
+
+
 class Sampler(threading.Thread):
-    def __init__(self, devices, interval=0.1):
+    def __init__(self, devices, interval=0.1, knobs=False):
         super().__init__(daemon=True)
         self.devices = devices
         self.interval = interval
+        self.knobs = knobs
         self.rows = []          # (t, global dict, {mm: dev dict})
         self.marks = []         # (t, label)
         self._halt = threading.Event()
         self.t0 = None
+        self.wall0 = None       # time.time() at t0: fio's unix-epoch logs are placed with it
 
     def mark(self, label):
         self.marks.append((time.monotonic() - self.t0, label))
 
     def sample(self):
         g = read_vmstat()
-        for k in ("dirty_bytes", "dirty_ratio", "dirty_background_bytes", "dirty_background_ratio"):
+        for k in (VM_SAMPLED_ALL if self.knobs else VM_SAMPLED):
             try:
                 with open("/proc/sys/vm/" + k) as f:
                     g["vm." + k] = int(f.read())
@@ -88,10 +96,18 @@ class Sampler(threading.Thread):
                           "bw": s.get("BdiWriteBandwidth", 0),
                           "wb_bw": w.get("WbWriteBandwidth", 0),
                           "written": s.get("BdiWritten", 0)}
+            if self.knobs:
+                for k in BDI_SAMPLED:
+                    try:
+                        with open("/sys/class/bdi/%s/%s" % (d.bdi, k)) as f:
+                            devs[d.mm][k] = int(f.read())
+                    except (OSError, ValueError):
+                        pass
         return g, devs
 
     def run(self):
-        self.t0 = time.monotonic()
+        self.wall0 = time.time()
+        self.t0 = time.monotonic()      # set last: callers wait for t0, then read wall0
         nxt = self.t0
         while not self._halt.is_set():
             g, devs = self.sample()

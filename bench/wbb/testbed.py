@@ -20,6 +20,7 @@ GLOBAL_STATE = "/run/wbbench.state"
 # already and says so with WBTUNED_LIVE_LOCK_HELD=1.
 LOCK = os.environ.get("WBTUNED_LIVE_LOCK", "/run/wbtuned-live.lock")
 PRIV_PREFIX = "/var/tmp/wbbench."
+SCRATCH_PREFIX = "/run/wbbench-io."   # tmpfs: files written while a run's writers are throttled
 
 
 class Device:
@@ -42,10 +43,14 @@ class State:
         self.d = {"pid": os.getpid(), "started": time.time(), "priv": priv,
                   "vm_saved": None, "bdi_saved": {}, "throttle_saved": {},
                   "loops": [], "mounts": [], "children": []}
+        # False while a run must not write to a disk-backed file: a write there can be
+        # throttled for as long as the pool takes to drain; /run (tmpfs) never is
+        self.priv_copy = True
 
     def save(self):
         text = json.dumps(self.d, indent=1)
-        atomic_write(os.path.join(self.d["priv"], "state.json"), text)
+        if self.priv_copy:
+            atomic_write(os.path.join(self.d["priv"], "state.json"), text)
         atomic_write(GLOBAL_STATE, text)
 
 
@@ -172,6 +177,9 @@ def undo(d, own_children=()):
             except OSError as e:
                 errors.append("removing loop%d: %s" % (index, e))
     # 7. files
+    scratch = d.get("scratch")
+    if scratch and scratch.startswith(SCRATCH_PREFIX) and os.path.isdir(scratch):
+        shutil.rmtree(scratch, ignore_errors=True)
     if priv.startswith(PRIV_PREFIX) and os.path.isdir(priv):
         still = [lo["loop"] for lo in d.get("loops", []) if knobs.loop_list().get(lo["loop"]) == lo["image"]]
         if still:
@@ -179,6 +187,19 @@ def undo(d, own_children=()):
         else:
             shutil.rmtree(priv, ignore_errors=True)
     return errors
+
+
+def as_found(before):
+    """(errors, notes): what differs from the full_snapshot() before, and our leftovers."""
+    errors, notes = knobs.compare_snapshots(before, knobs.full_snapshot(), PRIV_PREFIX)
+    if os.path.exists(GLOBAL_STATE):
+        errors.append("%s left behind" % GLOBAL_STATE)
+    for m in read("/proc/self/mountinfo", "").splitlines():
+        if " " + PRIV_PREFIX in m:
+            errors.append("mount left: " + m)
+    for d in glob.glob(SCRATCH_PREFIX + "*"):
+        errors.append("scratch dir left: " + d)
+    return errors, notes
 
 
 def cleanup_command(force=False):
@@ -222,8 +243,12 @@ def cleanup_command(force=False):
 class Testbed:
     """Create with Testbed(); add_device() each; close() on every exit path."""
 
-    def __init__(self, keep_priv=False):
+    def __init__(self, keep_priv=False, snapshot=False):
+        """snapshot: compare the whole kernel state (knobs, throttles, loop devices, mounts)
+        before and after, both under the lock; close() leaves the result in self.as_found."""
         self.lockf = None
+        self.before = None
+        self.as_found = ([], [])
         if os.environ.get("WBTUNED_LIVE_LOCK_HELD") != "1":
             self.lockf = open(LOCK, "w")
             try:
@@ -235,6 +260,8 @@ class Testbed:
         if os.path.exists(GLOBAL_STATE):
             raise RuntimeError("%s exists: a previous run was killed; run `wbbench cleanup` first"
                                % GLOBAL_STATE)
+        if snapshot:
+            self.before = knobs.full_snapshot()
         self.priv = tempfile.mkdtemp(prefix=os.path.basename(PRIV_PREFIX), dir=os.path.dirname(PRIV_PREFIX))
         self.state = State(self.priv)
         self.state.d["vm_saved"] = knobs.vm_read()
@@ -296,6 +323,16 @@ class Testbed:
         if cur != bps:
             knobs.throttle_set(dev.mm, bps)
         dev.bps = bps
+
+    def scratch_dir(self):
+        """A private dir on tmpfs (journaled, removed by undo()): writes there never wait
+        in balance_dirty_pages(), so the harness and the daemon's log are not stalled by
+        the very stalls a run measures."""
+        if not self.state.d.get("scratch"):
+            self.state.d["scratch"] = tempfile.mkdtemp(prefix=os.path.basename(SCRATCH_PREFIX),
+                                                       dir=os.path.dirname(SCRATCH_PREFIX))
+            self.state.save()
+        return self.state.d["scratch"]
 
     # -- knobs ------------------------------------------------------------
     def restore_knobs(self):
@@ -360,6 +397,9 @@ class Testbed:
             for e in errs:
                 warn("cleanup: " + e)
             warn("state kept in %s; run `wbbench cleanup`" % GLOBAL_STATE)
+        if self.before is not None:
+            # before the lock goes: the next run may change everything at once
+            self.as_found = as_found(self.before)
         try:
             if self.lockf:
                 self.lockf.close()

@@ -15,6 +15,8 @@ How a tuning combines with the scenario's base (its dirty_bytes pin, e.g. thresh
 """
 import os
 import signal
+import subprocess
+import threading
 import time
 
 from . import knobs
@@ -101,14 +103,29 @@ def daemon_config(path, priv, case, extra_file=None, tick_ms=100):
 
 
 class Daemon:
-    def __init__(self, tb, binary, conf, logpath, extra_args=()):
-        self.sock = os.path.join(tb.priv, "ctl")
+    def __init__(self, tb, binary, conf, logpath, extra_args=(), clock=None, rundir=None):
+        """clock: a function giving seconds since the run's start; each line the daemon
+        prints is then logged as '<seconds> <line>' (its own lines carry no time).
+        rundir: where its socket (and so its saved originals) go, default the private dir."""
+        self.sock = os.path.join(rundir or tb.priv, "ctl")
         self.cmd = [binary, "--socket", self.sock, "-c", conf] + list(extra_args)
         self.tb = tb
         self.logf = open(logpath, "w")
+        self.reader = None
         log("starting " + " ".join(self.cmd))
-        self.p = tb.spawn(self.cmd, stdout=self.logf, stderr=self.logf)
+        if clock is None:
+            self.p = tb.spawn(self.cmd, stdout=self.logf, stderr=self.logf)
+        else:
+            self.p = tb.spawn(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, errors="replace")
+            self.reader = threading.Thread(target=self._copy_stamped, args=(clock,), daemon=True)
+            self.reader.start()
         self.started = time.monotonic()
+
+    def _copy_stamped(self, clock):
+        for line in self.p.stdout:
+            self.logf.write("%.3f %s" % (clock(), line))
+        self.logf.flush()
 
     def wait_ready(self, timeout=5.0):
         """Until the control socket exists (or the daemon dies, or timeout)."""
@@ -137,5 +154,7 @@ class Daemon:
         res["rc"] = self.p.returncode
         res["clean"] = self.p.returncode == 0 and "error" not in res
         self.tb.reap(self.p)
+        if self.reader:
+            self.reader.join(5)
         self.logf.close()
         return res

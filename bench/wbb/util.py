@@ -11,15 +11,36 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+_held = None     # a list while output is held back (hold_output)
+
+
+def _emit(line):
+    if _held is not None:
+        _held.append(line)
+        return
+    sys.stderr.write(line)
+    sys.stderr.flush()
+
+
+def hold_output(on):
+    """While on, log()/warn() lines are kept in memory and printed when it is turned off:
+    stderr may be a file on a disk whose writes the run under way throttles."""
+    global _held
+    if on:
+        _held = _held if _held is not None else []
+        return
+    lines, _held = _held or [], None
+    for line in lines:
+        _emit(line)
+
+
 def log(msg, level=1):
     if VERBOSE >= level:
-        sys.stderr.write("[wbbench %s] %s\n" % (time.strftime("%H:%M:%S"), msg))
-        sys.stderr.flush()
+        _emit("[wbbench %s] %s\n" % (time.strftime("%H:%M:%S"), msg))
 
 
 def warn(msg):
-    sys.stderr.write("[wbbench %s] WARNING: %s\n" % (time.strftime("%H:%M:%S"), msg))
-    sys.stderr.flush()
+    _emit("[wbbench %s] WARNING: %s\n" % (time.strftime("%H:%M:%S"), msg))
 
 
 def run(cmd, check=True, capture=True, timeout=None):
