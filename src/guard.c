@@ -115,25 +115,27 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
 
 static void guard_device(const bdi_device *dev, uint64_t thresh_bytes, device_decision *dd, guard_state *st) {
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
-        uint64_t drain, floor, current;
-        char a[16], b[16], c[16];
+        uint64_t floor, current, held;
+        char a[16], b[16];
 
         if (!kmax->wanted)
                 return;
-        /* what it really wrote last tick, not the smoothed estimate: a device that just slowed down still
-         * has its old speed in the estimate, and its writers would wait for that many seconds of drain */
-        drain = mul_sat(MIN(dd->bw_bytes_per_s, dev->write_bw_bytes_per_s), GUARD_CAP_DRAIN_USEC) / 1000000ULL;
-        floor = dev->backlog_bytes > drain ? dev->backlog_bytes - drain : 0;
+        /* a strict writer at or above its cap is stopped until the device drains (no 1/4 floor as on the
+         * global line); a little above what it holds, it is paced down instead */
+        floor = dev->backlog_bytes + dev->backlog_bytes / 100 * GUARD_CAP_HEADROOM_PERCENT;
         if (kmax->value >= floor)
                 return;
-        /* a cap already in place a little above where it may fall to: leave it, a write for a few
-         * percent is not worth it (it follows the drain in steps) */
-        if (knob_reading_value(KNOB_MAX_BYTES, &dev->knobs.k[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST], thresh_bytes, &current) &&
-            current >= floor && current - floor <= floor / 100 * GUARD_STEP_PERCENT)
-                floor = current;
-        hold(kmax, floor, "held at %s: the device holds %s and wrote %s/s last tick; lower would stop its writers",
-             format_bytes(a, sizeof a, floor), format_bytes(b, sizeof b, dev->backlog_bytes),
-             format_bytes(c, sizeof c, MIN(dd->bw_bytes_per_s, dev->write_bw_bytes_per_s)));
+        /* the cap in place, if any: the guard never raises a cap, it only keeps it from falling too far */
+        if (!knob_reading_value(KNOB_MAX_BYTES, &dev->knobs.k[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST], thresh_bytes, &current))
+                current = UINT64_MAX;
+        held = MAX(kmax->value, MIN(current, floor));
+        /* a cap already in place a little above that: leave it, a write for a few percent is not worth it */
+        if (current != UINT64_MAX && current >= held && current - held <= held / 100 * GUARD_STEP_PERCENT)
+                held = current;
+        if (held == kmax->value)
+                return;
+        hold(kmax, held, "held at %s: the device holds %s; lower would stop its writers until it drains",
+             format_bytes(a, sizeof a, held), format_bytes(b, sizeof b, dev->backlog_bytes));
         st->clamps_total++;
 }
 

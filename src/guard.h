@@ -14,9 +14,9 @@
 #define GUARD_FALL_KEEP_PER_S 0.853
 /* Dirty memory left below the freerun point for writers on devices that are idle now. */
 #define GUARD_MARGIN_BYTES (64ULL << 20)
-/* A cap may sit below what the device holds by what it wrote in this long (at last tick's rate, not
- * the smoothed estimate): its writers wait about that long, instead of until it has drained. */
-#define GUARD_CAP_DRAIN_USEC 1000000ULL
+/* A cap never falls below what the device holds plus this much of it: its writers are paced down by
+ * the kernel's control line instead of stopped at the limit until it has drained. */
+#define GUARD_CAP_HEADROOM_PERCENT 2
 
 /* A falling limit moves in steps of at least this much of itself (or straight to where it heads):
  * every write of dirty_bytes resets the kernel's rate limits and rewrites the device caps. */
@@ -39,6 +39,7 @@ typedef struct guard_state {
  * - dirty_background_bytes follows a held dirty_bytes (half of it, as the kernel's defaults);
  *   while a memory-limited cgroup writes, dirty_bytes stays at what the kernel alone allowed (that
  *   cgroup's limit is the global one's share of memory applied to its own);
- * - a device's max_bytes stays above its backlog minus what it writes in GUARD_CAP_DRAIN_USEC.
+ * - a device's max_bytes does not fall below its backlog plus GUARD_CAP_HEADROOM_PERCENT (the guard
+ *   never raises a cap already in place above the policy's value, so it cannot ratchet up).
  * Each device's need_bytes is the room the policy sized it for. Fills policy_value/held/held_reason. */
 void guard_apply(const sample *s, guard_state *st, decision *d);

@@ -23,6 +23,9 @@
 #define FAST_FLUSH_ABOVE_BYTES (48 * MB)    /* ... until the limit is well above it again (no flapping) */
 #define BW_FORGET_USEC 60000000ULL          /* a speed not seen for a minute is forgotten (SLC caches refill) */
 #define KERNEL_BW_INITIAL (100 * MB)        /* the kernel's guess for a wb that never wrote (INIT_BW) */
+#define BW_FAST_DECAY_USEC 500000ULL       /* a second look at the same rate over half a second, to see a slowdown early ... */
+#define BW_SLOWDOWN_DIVISOR 2               /* ... when, saturated, it writes half its speed or less ... */
+#define BW_SLOWDOWN_USEC 1000000ULL         /* ... for a whole second: then that is its speed now */
 
 static void want(knob_decision *k, uint64_t value, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static void want(knob_decision *k, uint64_t value, const char *format, ...) {
@@ -116,13 +119,17 @@ static bool device_saturated(const bdi_device *d) {
         return d->writeback_bytes >= BW_QUEUED_BYTES && d->dirty_bytes >= BW_QUEUED_BYTES;
 }
 
-/* Add a tick to a decayed bytes/time pair; true once it holds BW_TRUST_USEC of time. */
-static bool rate_add(rate_sum *r, uint64_t bytes, uint64_t dt_usec) {
-        double keep = (double) BW_DECAY_USEC / (double) (BW_DECAY_USEC + dt_usec);
+/* Add a tick to a bytes/time pair decayed over decay_usec; true once it holds BW_TRUST_USEC of time. */
+static bool rate_add_decay(rate_sum *r, uint64_t bytes, uint64_t dt_usec, uint64_t decay_usec) {
+        double keep = (double) decay_usec / (double) (decay_usec + dt_usec);
 
         r->bytes = r->bytes * keep + (double) bytes;
         r->usec = r->usec * keep + (double) dt_usec;
         return r->usec >= BW_TRUST_USEC;
+}
+
+static bool rate_add(rate_sum *r, uint64_t bytes, uint64_t dt_usec) {
+        return rate_add_decay(r, bytes, dt_usec, BW_DECAY_USEC);
 }
 
 static uint64_t rate_get(const rate_sum *r) {
@@ -164,14 +171,34 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
                 ds->saturated = ds->active = (rate_sum) {};
                 ds->shown_bytes_per_s = 0;
         }
-        if (have_prev && saturated && ds->was_saturated && rate_add(&ds->saturated, written, dt_usec))
-                ds->measured = true;
+        if (have_prev && saturated && ds->was_saturated) {
+                if (rate_add(&ds->saturated, written, dt_usec))
+                        ds->measured = true;
+                rate_add_decay(&ds->saturated_fast, written, dt_usec, BW_FAST_DECAY_USEC);
+                /* a stick whose SLC cache ran out, a throttled device: its 3 s average keeps the old speed for
+                 * seconds while its backlog grows; a second at half of it or less is taken as the new speed */
+                if (ds->measured && ds->saturated_fast.usec >= BW_FAST_DECAY_USEC / 2 &&
+                    rate_get(&ds->saturated_fast) < rate_get(&ds->saturated) / BW_SLOWDOWN_DIVISOR) {
+                        if (!ds->slow_since_usec)
+                                ds->slow_since_usec = now_usec;
+                        else if (now_usec >= ds->slow_since_usec + BW_SLOWDOWN_USEC) {
+                                ds->saturated = ds->active = ds->saturated_fast;
+                                ds->shown_bytes_per_s = rate_get(&ds->saturated_fast);
+                                ds->slowed_usec = now_usec;
+                                ds->slow_since_usec = 0;
+                        }
+                } else
+                        ds->slow_since_usec = 0;
+        } else
+                ds->slow_since_usec = 0;
         ds->was_saturated = saturated;
         if (have_prev && (written > 0 || d->backlog_bytes > 0) && rate_add(&ds->active, written, dt_usec))
                 ds->shown_bytes_per_s = rate_get(&ds->active);
 
         if (ds->measured)
-                bw = MAX(MAX(rate_get(&ds->saturated), ds->shown_bytes_per_s), kernel_fresh_bw(ds, d));
+                /* the kernel's own estimate lags a slowdown by as much as ours did: not for a while after one */
+                bw = MAX(MAX(rate_get(&ds->saturated), ds->shown_bytes_per_s),
+                         ds->slowed_usec && now_usec < ds->slowed_usec + BW_DECAY_USEC ? 0 : kernel_fresh_bw(ds, d));
         else
                 /* not seen saturated long enough: what it showed, or the kernel's estimate if fresh */
                 bw = MAX(kernel_fresh_bw(ds, d), ds->shown_bytes_per_s);

@@ -534,7 +534,41 @@ static void test_cap_near_the_limit_does_not_flap(void) {
         fixture_done(&f);
 }
 
+/* A device that slows 30x (a stick whose SLC cache ran out): its speed is taken as the new one within
+ * 2 s at a 100 ms tick and 3 s at the default 1 s tick (a whole tick must show it), not after the 3 s
+ * average catches up (4 s and more). */
+static void test_slowdown_seen_early(void) {
+        static const uint64_t ticks_ms[] = { 100, 1000 };
+
+        for (size_t t = 0; t < ELEMENTSOF(ticks_ms); t++) {
+                uint64_t tick_usec = ticks_ms[t] * 1000, seen_after_ms = 0;
+                fixture f;
+
+                fixture_init(&f);
+                for (uint64_t ms = 0; ms < 10000; ms += ticks_ms[t]) {
+                        flood(&f.dev[1], 150 * MB * ticks_ms[t] / 1000, 300 * MB);
+                        decision_done(&f.d);
+                        f.s.time_usec += tick_usec;
+                        CHECK(policy_decide(&f.s, &f.c, &f.st, &f.d) == 0);
+                }
+                CHECK(f.d.devices[1].bw_bytes_per_s >= 140 * MB);
+                for (uint64_t ms = ticks_ms[t]; ms <= 10000; ms += ticks_ms[t]) {
+                        flood(&f.dev[1], 5 * MB * ticks_ms[t] / 1000, 300 * MB);
+                        decision_done(&f.d);
+                        f.s.time_usec += tick_usec;
+                        CHECK(policy_decide(&f.s, &f.c, &f.st, &f.d) == 0);
+                        if (!seen_after_ms && f.d.devices[1].bw_bytes_per_s < 20 * MB)
+                                seen_after_ms = ms;
+                }
+                printf("# %llu ms ticks: the slowdown is seen after %llu ms\n", (unsigned long long) ticks_ms[t],
+                       (unsigned long long) seen_after_ms);
+                CHECK(seen_after_ms > 0 && seen_after_ms <= (ticks_ms[t] < 1000 ? 2000 : 3000));
+                fixture_done(&f);
+        }
+}
+
 int main(void) {
+        test_slowdown_seen_early();
         test_cap_near_the_limit_does_not_flap();
         test_saturation_needs_both_ends();
         test_nfs_commit_wait_is_not_saturation();
