@@ -380,7 +380,8 @@ int plan_build_part(const plan_input *in, unsigned parts, plan *ret) {
         if (!copy || !devices)
                 return -ENOMEM;
         *copy = *in;
-        memcpy(devices, in->devices, in->n_devices * sizeof *devices);
+        if (in->n_devices > 0)
+                memcpy(devices, in->devices, in->n_devices * sizeof *devices);
         copy->devices = devices;
 
         /* a knob that is no longer what we wrote was set by someone else: note it, and hands off */

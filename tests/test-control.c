@@ -655,7 +655,8 @@ static void test_slow_reader(control_server *s) {
         pump(5);
 }
 
-/* The next reply line, however long, malloc'd (NULL on EOF or after 20 s). */
+/* The next reply line, however long, malloc'd (NULL on EOF or when nothing arrives for 20 s:
+ * a stall, not a speed limit, so a slow machine or valgrind does not fail it). */
 static char *tclient_read_line(tclient *c, size_t *ret_len) {
         size_t len = c->len, allocated = MAX(c->len, (size_t) 1 << 20);
         char *buf = malloc(allocated), *nl;
@@ -669,9 +670,10 @@ static char *tclient_read_line(tclient *c, size_t *ret_len) {
                 ssize_t k = recv(c->fd, buf + len, allocated - len, MSG_DONTWAIT);
                 if (k == 0 || (k < 0 && errno != EAGAIN))
                         break;
-                if (k > 0)
+                if (k > 0) {
                         len += (size_t) k;
-                else
+                        end = now_usec() + 20000000;
+                } else
                         pump(1);
         }
         if (!nl) {
@@ -696,11 +698,10 @@ static void test_streams(control_server *s) {
         tclient *c = tclient_new(), *other = tclient_new();
         tclient_send_str(c, "{\"verb\":\"stream\",\"n\":400,\"size\":65536}\n");
         pump(20);
-        uint64_t t0 = now_usec();
+        /* answered while C reads nothing: a server blocked on C's full socket would never answer */
         tclient_send_str(other, "{\"verb\":\"ping\"}\n");
         o = tclient_read(other, NULL);
         CHECK(get_ok(o));
-        CHECK(now_usec() - t0 < 500000);
         json_object_put(o);
         line = tclient_read_line(c, &len);
         CHECK(line && len > 400 * 65536);

@@ -50,9 +50,11 @@ typedef struct fixture {
         plan p;
 } fixture;
 
+/* F must be zeroed before its first use: a fixture set up again releases the plan it holds */
 static void fixture_init(fixture *f, size_t n_devices, bool new_kernel) {
         static const char *const names[] = { "7:0", "7:1", "7:2", "7:3" };
 
+        plan_done(&f->p);
         memset(f, 0, sizeof *f);
         f->in = (plan_input) { .page_size = PAGE, .thresh_pages = THRESH_PAGES, .bg_thresh_pages = BG_PAGES,
                                .dirtyable_bytes = THRESH_PAGES * PAGE * 5, .global_owner = f->gown,
@@ -118,7 +120,7 @@ static bool build(fixture *f) {
 }
 
 static void test_globals(void) {
-        fixture f;
+        fixture f = {};
 
         printf("# globals: dirty above the current background goes first, then background, then intervals\n");
         fixture_init(&f, 0, true);
@@ -160,7 +162,7 @@ static void test_globals(void) {
 }
 
 static void test_device_order(void) {
-        fixture f;
+        fixture f = {};
 
         printf("# a cap: after the global limit, strict_limit=1 last and only after its max_bytes\n");
         fixture_init(&f, 2, true);
@@ -223,7 +225,7 @@ static void test_device_order(void) {
 }
 
 static void test_min_sum(void) {
-        fixture f;
+        fixture f = {};
 
         printf("# the devices' mins are shrunk to fit below 100 %% with what others hold\n");
         fixture_init(&f, 3, true);
@@ -252,7 +254,7 @@ static void test_min_sum(void) {
 }
 
 static void test_drift(void) {
-        fixture f;
+        fixture f = {};
 
         printf("# a cap that reads back within 1 %% of the wanted bytes is not rewritten\n");
         fixture_init(&f, 1, true);
@@ -273,7 +275,7 @@ static void test_drift(void) {
 }
 
 static void test_old_kernel(void) {
-        fixture f;
+        fixture f = {};
 
         printf("# before 6.2: a cap in whole percents rounded up, no strict_limit, noted once as unsupported\n");
         fixture_init(&f, 1, false);
@@ -293,7 +295,7 @@ static void test_old_kernel(void) {
 }
 
 static void test_ownership(void) {
-        fixture f;
+        fixture f = {};
 
         printf("# a knob that is not what we wrote was changed by someone: noted, not written\n");
         fixture_init(&f, 1, true);
@@ -338,7 +340,7 @@ static void test_ownership(void) {
 }
 
 static void test_kernel_bounds(void) {
-        fixture f;
+        fixture f = {};
 
         printf("# a max the kernel set low on purpose (FUSE: 1 %%) is never raised\n");
         fixture_init(&f, 1, true);
