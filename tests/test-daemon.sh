@@ -363,6 +363,34 @@ sed -i 's/^nr_dirty 2560$/nr_dirty 5120/' "$fake/proc/vmstat"
 poll status 5 "j[\"global\"][\"dirty_bytes\"] == 5120 * $page" || { echo "$out"; fail "changed vmstat not seen"; }
 ok "changed vmstat seen after a tick"
 
+# --- wait, on the fake tree: the mount points are not on this machine, so nothing is synced here ---------
+# (tests/test-wait-live.sh waits for a real device's writeback)
+ctl wait sda --timeout 1s > "$tmp/wait.out" 2> "$tmp/wait.err"
+rc=$?
+[[ $rc -eq 5 ]] || { cat "$tmp/wait.out" "$tmp/wait.err"; fail "wait sda --timeout 1s: exit $rc, expected 5"; }
+grep -q "^wbtunectl: sda has no mount point: waiting for the kernel's own writeback" "$tmp/wait.err" &&
+        grep -Eq '^wbtunectl: sda timed out after 1\.[0-9]s: 2\.5M still dirty or under writeback' "$tmp/wait.err" ||
+        { cat "$tmp/wait.err"; fail "wait sda --timeout: the messages"; }
+grep -q 'sda  *0% 2.5M left (dirty 2.0M, writeback 512K)' "$tmp/wait.out" || { cat "$tmp/wait.out"; fail "wait sda: the progress lines"; }
+ok "wait --timeout: exit 5, $(tail -n1 "$tmp/wait.err")"
+write_stats 7:3 1024 0
+poll devices 5 "dev(j, \"7:3\")[\"dirty_bytes\"] == 1024 * $KiB" || { echo "$out"; fail "7:3's 1 MiB not seen"; }
+ctl wait /mnt/fake3 --json=short > "$tmp/wait.out" 2> "$tmp/wait.err" &
+waiter=$!
+sleep 1
+write_stats 7:3 0 0
+wait "$waiter"
+rc=$?
+[[ $rc -eq 0 ]] || { cat "$tmp/wait.out" "$tmp/wait.err"; fail "wait /mnt/fake3: exit $rc once the device was clean"; }
+grep -q "^wbtunectl: cannot open /mnt/fake3 to start its writeback (No such file or directory): waiting for the kernel's own writeback of it" \
+        "$tmp/wait.err" || { cat "$tmp/wait.err"; fail "wait: no word about the mount point it could not open"; }
+"$PYTHON3" -c 'import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert lines[0]["state"] == "writing" and lines[0]["dirty_bytes"] == 1 << 20 and lines[0]["bdi"] == "7:3", lines[0]
+assert lines[-1]["state"] == "clean" and lines[-1]["backlog_bytes"] == 0 and not lines[-1]["syncing"], lines[-1]' \
+        "$tmp/wait.out" || { cat "$tmp/wait.out"; fail "wait --json=short lines"; }
+ok "wait: exit 0 once the device is clean; a mount point it cannot open is said"
+
 # --- hotplug: a bdi appears, then vanishes ------------------------------------------------------
 add_bdi 8:16 sdb 100 4997017600
 poll devices 5 'dev(j, "8:16") is not None and dev(j, "8:16")["name"] == "sdb"' ||
