@@ -1098,7 +1098,7 @@ const char *ctl_format_wait_line(const ctl_wait_state *w, const char *name, bool
 
 /* A number with a fixed number of decimals (json-c would print 0.40181800000000001). */
 static json_object *json_double_rounded(double v, int decimals) {
-        char text[64];
+        char text[512];   /* DBL_MAX has 309 digits */
 
         snprintf(text, sizeof text, "%.*f", decimals, isfinite(v) ? v : 0.0);
         return json_object_new_double_s(strtod(text, NULL), text);
