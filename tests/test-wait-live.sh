@@ -78,6 +78,10 @@ assert all(l["bw_estimate_bytes_per_s"] >= 0 and isinstance(l["elapsed_s"], floa
 PYEOF
 [[ -s $tmp/wait.err ]] && { cat "$tmp/wait.err"; fail "wait as root wrote to stderr"; }
 ok "wait: ${before:-?} bytes on $majmin written back in ${elapsed}s, $(wc -l < "$tmp/wait.json") JSON lines, kernel backlog ${after:-?} at exit"
+# the ETA's bandwidth (the policy's estimate) next to what the device did: a figure, not a check
+log "bandwidth estimate during the wait: $("$PYTHON3" -c 'import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+print(" ".join("%.1fM/s" % (l["bw_estimate_bytes_per_s"] / 2**20) for l in lines))' "$tmp/wait.json"); written: $(awk "BEGIN { printf \"%.1f\", ${before:-0} / 1048576 / $elapsed }")M/s"
 
 # --- --timeout: exit 5 with what is left; plain lines into a pipe ----------------------------------------
 dirty 24
