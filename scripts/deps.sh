@@ -12,6 +12,8 @@ packages=(
         # tests: systemd-analyze, python3 notify listener, valgrind pass, setpriv/runuser,
         # losetup/mount, mkfs.ext4, /bin/kill, modprobe loop
         systemd python3 valgrind util-linux mount e2fsprogs procps kmod
+        # shell completion tests (script(1) for the pager and colour tests is in bsdutils)
+        bash-completion zsh
         # a second compiler (the tree must build warning-free with clang too) and fuzzing: libFuzzer
         # with the ASan/UBSan runtimes (libclang-rt-14-dev)
         clang libclang-rt-dev

@@ -24,8 +24,39 @@ typedef struct proc_entry {
         uint64_t read_usec;
         uint64_t write_bytes_per_s, cancelled_write_bytes_per_s;
         uint64_t rate_usec;                            /* the tick the rates are for; 0 = no rate yet */
+        uint64_t rate_interval_usec;                   /* the time the rates are over (up to a full scan's) */
         int8_t kthread;                                /* 1 kernel thread, 0 not, -1 not known yet */
 } proc_entry;
+
+/* A dirtier read in one tick: the bytes it wrote since its previous reading, interval_usec before. */
+typedef struct window_dirtier {
+        int32_t pid;
+        char comm[TRACE_COMM_MAX];
+        uint64_t write_bytes;                          /* cumulative, at this reading */
+        uint64_t write_delta_bytes, cancelled_delta_bytes;
+        uint64_t interval_usec;
+} window_dirtier;
+
+/* What one tick saw, for top's window: its most paused (task, device) pairs and its dirtiers. */
+typedef struct window_tick {
+        uint64_t end_usec, elapsed_usec;
+        trace_task paused[ATTRIBUTION_TOP_MAX];
+        size_t n_paused;
+        window_dirtier dirtiers[ATTRIBUTION_TRACKED_MAX];
+        size_t n_dirtiers;
+} window_tick;
+
+/* A dirtier as top shows it: its rates over the window. */
+typedef struct shown_dirtier {
+        int32_t pid;
+        char comm[TRACE_COMM_MAX];
+        uint64_t write_bytes;                          /* cumulative, at its last reading */
+        double window_write_bytes, window_cancelled_bytes;
+        uint64_t write_bytes_per_s, cancelled_write_bytes_per_s;
+} shown_dirtier;
+
+#define WINDOW_PAUSED_MAX 256      /* distinct (task, device) pairs summed over the window; more are left out */
+#define WINDOW_DIRTIERS_MAX 256    /* distinct dirtiers summed over the window */
 
 /* One thread from taskstats, this tick, with rates against its previous reading. */
 typedef struct task_view {
@@ -62,6 +93,14 @@ struct attribution {
         uint64_t n_ticks;
         proc_entry top[ATTRIBUTION_TRACKED_MAX];   /* by write rate, largest first */
         size_t n_top;
+
+        window_tick *window;              /* ring of ATTRIBUTION_WINDOW_TICKS_MAX ticks, newest at head - 1 */
+        size_t window_head, window_count;
+        uint64_t window_usec;             /* the time the shown lists are over */
+        trace_task shown_paused[WINDOW_PAUSED_MAX];        /* summed over the window, most paused first */
+        size_t n_shown_paused;
+        shown_dirtier shown_dirtiers[WINDOW_DIRTIERS_MAX];  /* by write rate over the window */
+        size_t n_shown_dirtiers;
 };
 
 /* ---- /proc/<pid>/io ------------------------------------------------------------------------- */
@@ -204,6 +243,7 @@ static bool read_proc(attribution *a, int32_t pid, const proc_entry *old, uint64
                 e->write_bytes_per_s = (uint64_t) ((double) (w - old->write_bytes) * 1e6 / (double) dt);
                 e->cancelled_write_bytes_per_s = (uint64_t) ((double) (c - old->cancelled_write_bytes) * 1e6 / (double) dt);
                 e->rate_usec = now_usec;
+                e->rate_interval_usec = dt;
         } else {
                 e->rate_usec = 0;
                 e->kthread = -1;   /* counters went back: perhaps a new process under a reused pid */
@@ -328,6 +368,151 @@ static void pick_top(attribution *a, uint64_t now_usec) {
         }
 }
 
+/* ---- the window: the last few seconds of ticks ------------------------------------------------- */
+
+size_t attribution_window_memory_bytes(void) {
+        return ATTRIBUTION_WINDOW_TICKS_MAX * sizeof(window_tick);
+}
+
+/* Record this tick: its most paused tasks and its dirtiers, with the bytes each wrote since its last reading. */
+static void window_add(attribution *a, uint64_t now_usec, uint64_t elapsed_usec) {
+        window_tick *w = &a->window[a->window_head];
+
+        w->end_usec = now_usec;
+        w->elapsed_usec = elapsed_usec;
+        w->n_paused = 0;
+        for (size_t i = 0; a->have_last && i < a->last.n_tasks && w->n_paused < ELEMENTSOF(w->paused); i++)
+                w->paused[w->n_paused++] = a->last.tasks[i];
+        w->n_dirtiers = 0;
+        for (size_t i = 0; i < a->n_top && w->n_dirtiers < ELEMENTSOF(w->dirtiers); i++) {
+                const proc_entry *e = &a->top[i];
+                window_dirtier *d = &w->dirtiers[w->n_dirtiers++];
+
+                *d = (window_dirtier) {
+                        .pid = e->pid,
+                        .write_bytes = e->write_bytes,
+                        /* the rates back into bytes: exact but for their rounding */
+                        .write_delta_bytes = (uint64_t) ((double) e->write_bytes_per_s * (double) e->rate_interval_usec / 1e6),
+                        .cancelled_delta_bytes = (uint64_t) ((double) e->cancelled_write_bytes_per_s *
+                                                             (double) e->rate_interval_usec / 1e6),
+                        .interval_usec = e->rate_interval_usec,
+                };
+                memcpy(d->comm, e->comm, sizeof(d->comm));
+        }
+        a->window_head = (a->window_head + 1) % ATTRIBUTION_WINDOW_TICKS_MAX;
+        a->window_count = MIN(a->window_count + 1, (size_t) ATTRIBUTION_WINDOW_TICKS_MAX);
+}
+
+static int cmp_paused(const void *x, const void *y) {
+        const trace_task *a = x, *b = y;
+
+        if (a->pause_ms != b->pause_ms)
+                return a->pause_ms > b->pause_ms ? -1 : 1;
+        return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+static int cmp_shown_dirtier(const void *x, const void *y) {
+        const shown_dirtier *a = x, *b = y;
+
+        if (a->write_bytes_per_s != b->write_bytes_per_s)
+                return a->write_bytes_per_s > b->write_bytes_per_s ? -1 : 1;
+        if (a->cancelled_write_bytes_per_s != b->cancelled_write_bytes_per_s)
+                return a->cancelled_write_bytes_per_s > b->cancelled_write_bytes_per_s ? -1 : 1;
+        return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+/* One paused (task, device) pair added into the window's sums; the last event's figures are the newest tick's. */
+static void window_sum_paused(attribution *a, const trace_task *t) {
+        trace_task *s = NULL;
+
+        for (size_t i = 0; i < a->n_shown_paused && !s; i++)
+                if (a->shown_paused[i].pid == t->pid && strcmp(a->shown_paused[i].bdi, t->bdi) == 0)
+                        s = &a->shown_paused[i];
+        if (!s) {
+                if (a->n_shown_paused < ELEMENTSOF(a->shown_paused))
+                        a->shown_paused[a->n_shown_paused++] = *t;
+                return;
+        }
+        uint64_t events = s->events + t->events, pauses = s->pauses + t->pauses, pause_ms = s->pause_ms + t->pause_ms;
+        uint64_t max_pause_ms = MAX(s->max_pause_ms, t->max_pause_ms);
+
+        *s = *t;
+        s->events = events;
+        s->pauses = pauses;
+        s->pause_ms = pause_ms;
+        s->max_pause_ms = max_pause_ms;
+}
+
+/* One dirtier reading added into the window's sums: only the share of its interval inside the window. */
+static void window_sum_dirtier(attribution *a, const window_dirtier *d, uint64_t end_usec, uint64_t window_start_usec) {
+        shown_dirtier *s = NULL;
+        double share = 1.0;
+
+        if (d->interval_usec > end_usec - window_start_usec)
+                share = (double) (end_usec - window_start_usec) / (double) d->interval_usec;
+        for (size_t i = 0; i < a->n_shown_dirtiers && !s; i++)
+                if (a->shown_dirtiers[i].pid == d->pid)
+                        s = &a->shown_dirtiers[i];
+        if (!s) {
+                if (a->n_shown_dirtiers >= ELEMENTSOF(a->shown_dirtiers))
+                        return;
+                s = &a->shown_dirtiers[a->n_shown_dirtiers++];
+                *s = (shown_dirtier) { .pid = d->pid };
+        }
+        memcpy(s->comm, d->comm, sizeof(s->comm));
+        s->write_bytes = d->write_bytes;
+        s->window_write_bytes += (double) d->write_delta_bytes * share;
+        s->window_cancelled_bytes += (double) d->cancelled_delta_bytes * share;
+}
+
+static const window_tick *window_back(const attribution *a, size_t n) {
+        return &a->window[(a->window_head + ATTRIBUTION_WINDOW_TICKS_MAX - 1 - n) % ATTRIBUTION_WINDOW_TICKS_MAX];
+}
+
+/* The lists top shows: every task of the ticks that lie within ATTRIBUTION_WINDOW_USEC of the newest tick's
+ * end (the newest tick at least), its pauses summed and its writes over the window, most first. */
+static void window_compute(attribution *a) {
+        uint64_t newest_end, start;
+        size_t n;
+
+        a->n_shown_paused = a->n_shown_dirtiers = 0;
+        a->window_usec = 0;
+        if (a->window_count == 0)
+                return;
+        newest_end = window_back(a, 0)->end_usec;
+        start = newest_end;
+        for (n = 0; n < a->window_count; n++) {
+                const window_tick *w = window_back(a, n);
+                uint64_t tick_start = w->end_usec - MIN(w->elapsed_usec, w->end_usec);
+
+                if (n > 0 && newest_end - tick_start > ATTRIBUTION_WINDOW_USEC)
+                        break;
+                start = tick_start;
+        }
+        a->window_usec = newest_end - start;
+        /* oldest first, so that the newest tick's figures (comm, the last event) are the ones kept */
+        for (size_t k = n; k-- > 0;) {
+                const window_tick *w = window_back(a, k);
+
+                for (size_t i = 0; i < w->n_paused; i++)
+                        window_sum_paused(a, &w->paused[i]);
+                for (size_t i = 0; i < w->n_dirtiers; i++)
+                        window_sum_dirtier(a, &w->dirtiers[i], w->end_usec, start);
+        }
+        for (size_t i = 0; i < a->n_shown_paused; i++)
+                if (a->window_usec > 0)
+                        a->shown_paused[i].pause_ms_per_s = (double) a->shown_paused[i].pause_ms * 1e6 /
+                                                            (double) a->window_usec;
+        qsort(a->shown_paused, a->n_shown_paused, sizeof(a->shown_paused[0]), cmp_paused);
+        for (size_t i = 0; i < a->n_shown_dirtiers && a->window_usec > 0; i++) {
+                shown_dirtier *d = &a->shown_dirtiers[i];
+
+                d->write_bytes_per_s = (uint64_t) (d->window_write_bytes * 1e6 / (double) a->window_usec);
+                d->cancelled_write_bytes_per_s = (uint64_t) (d->window_cancelled_bytes * 1e6 / (double) a->window_usec);
+        }
+        qsort(a->shown_dirtiers, a->n_shown_dirtiers, sizeof(a->shown_dirtiers[0]), cmp_shown_dirtier);
+}
+
 /* ---- taskstats -------------------------------------------------------------------------------- */
 
 static void query_tasks(attribution *a, uint64_t now_usec) {
@@ -341,19 +526,20 @@ static void query_tasks(attribution *a, uint64_t now_usec) {
         a->n_tasks = 0;
         if (!a->taskstats)
                 return;
-        for (size_t i = 0; a->have_last && i < a->last.n_tasks && n < ATTRIBUTION_TOP_MAX; i++) {
+        /* the tasks top shows */
+        for (size_t i = 0; i < a->n_shown_paused && n < ATTRIBUTION_TOP_MAX; i++) {
                 bool dup = false;
                 for (size_t k = 0; k < n && !dup; k++)
-                        dup = pids[k] == a->last.tasks[i].pid;
+                        dup = pids[k] == a->shown_paused[i].pid;
                 if (!dup)
-                        pids[n++] = a->last.tasks[i].pid;
+                        pids[n++] = a->shown_paused[i].pid;
         }
-        for (size_t i = 0; i < a->n_top && i < ATTRIBUTION_TOP_MAX; i++) {
+        for (size_t i = 0; i < a->n_shown_dirtiers && i < ATTRIBUTION_TOP_MAX; i++) {
                 bool dup = false;
                 for (size_t k = 0; k < n && !dup; k++)
-                        dup = pids[k] == a->top[i].pid;
+                        dup = pids[k] == a->shown_dirtiers[i].pid;
                 if (!dup)
-                        pids[n++] = a->top[i].pid;
+                        pids[n++] = a->shown_dirtiers[i].pid;
         }
         if (n == 0)
                 return;
@@ -433,7 +619,8 @@ int attribution_new(const attribution_options *o, attribution **ret) {
         a->procs = calloc(a->cap_procs, sizeof(proc_entry));
         a->scratch = calloc(a->cap_procs, sizeof(proc_entry));
         a->thread_io = calloc(TASKSTATS_QUERY_MAX, sizeof(task_io));
-        if (!a->procs || !a->scratch || !a->thread_io) {
+        a->window = calloc(ATTRIBUTION_WINDOW_TICKS_MAX, sizeof(window_tick));
+        if (!a->procs || !a->scratch || !a->thread_io || !a->window) {
                 attribution_free(a);
                 return -ENOMEM;
         }
@@ -495,6 +682,7 @@ attribution *attribution_free(attribution *a) {
         free(a->procs);
         free(a->scratch);
         free(a->thread_io);
+        free(a->window);
         free(a->root);
         free(a);
         return NULL;
@@ -522,9 +710,9 @@ void attribution_feed_trace(attribution *a, const char *text, size_t len) {
 void attribution_tick(attribution *a, uint64_t now_usec) {
         if (!a || !a->enabled)
                 return;
-        if (a->trace) {
-                uint64_t elapsed = a->last_tick_usec && now_usec > a->last_tick_usec ? now_usec - a->last_tick_usec : 0;
+        uint64_t elapsed = a->last_tick_usec && now_usec > a->last_tick_usec ? now_usec - a->last_tick_usec : 0;
 
+        if (a->trace) {
                 (void) trace_tick(a->trace, elapsed, &a->last);
                 a->have_last = elapsed > 0;
                 a->totals = a->last.total;
@@ -544,6 +732,8 @@ void attribution_tick(attribution *a, uint64_t now_usec) {
                 scan_some(a, pids, n, now_usec);
         }
         pick_top(a, now_usec);
+        window_add(a, now_usec, elapsed);
+        window_compute(a);
         query_tasks(a, now_usec);
 }
 
@@ -597,10 +787,11 @@ void attribution_top_json(const attribution *a, const sample *s, json_object *o)
         proto_add_u64(st, PF_TOP_ATTRIBUTION_ELAPSED_USEC, have ? a->last.elapsed_usec : 0);
         proto_add(st, PF_TOP_ATTRIBUTION_TICK, trace_counters_to_json(have ? &a->last.tick : &(trace_counters) {}));
         proto_add_u64(st, PF_TOP_ATTRIBUTION_SCAN_EVERY_TICKS, ATTRIBUTION_SCAN_EVERY_TICKS);
+        proto_add_u64(st, PF_TOP_ATTRIBUTION_WINDOW_USEC, a ? a->window_usec : 0);
         proto_add(o, PF_TOP_ATTRIBUTION, st);
 
-        for (size_t i = 0; have && i < a->last.n_tasks && i < ATTRIBUTION_TOP_MAX; i++) {
-                const trace_task *t = &a->last.tasks[i];
+        for (size_t i = 0; a && i < a->n_shown_paused && i < ATTRIBUTION_TOP_MAX; i++) {
+                const trace_task *t = &a->shown_paused[i];
                 json_object *j = json_object_new_object();
 
                 proto_add_u64(j, PF_PAUSED_PID, (uint64_t) MAX(t->pid, 0));
@@ -620,25 +811,30 @@ void attribution_top_json(const attribution *a, const sample *s, json_object *o)
                 add_io(j, find_task(a, t->pid));
                 json_object_array_add(paused, j);
         }
-        for (size_t i = 0; a && i < a->n_top && i < ATTRIBUTION_TOP_MAX; i++) {
-                const proc_entry *e = &a->top[i];
-                json_object *j = json_object_new_object();
+        for (size_t i = 0, n = 0; a && i < a->n_shown_dirtiers && n < ATTRIBUTION_TOP_MAX; i++) {
+                const shown_dirtier *e = &a->shown_dirtiers[i];
+                json_object *j;
 
+                /* the reading that made it a dirtier lies outside the window: nothing written in it */
+                if (e->write_bytes_per_s == 0 && e->cancelled_write_bytes_per_s == 0)
+                        continue;
+                j = json_object_new_object();
                 proto_add_u64(j, PF_DIRTIER_PID, (uint64_t) MAX(e->pid, 0));
                 proto_add_string(j, PF_DIRTIER_COMM, e->comm);
                 proto_add_u64(j, PF_DIRTIER_WRITE_BYTES_PER_S, e->write_bytes_per_s);
                 proto_add_u64(j, PF_DIRTIER_CANCELLED_WRITE_BYTES_PER_S, e->cancelled_write_bytes_per_s);
                 proto_add_u64(j, PF_DIRTIER_WRITE_BYTES, e->write_bytes);
-                /* the device it is throttled on, when the trace saw it (the trace's pid is a thread id) */
-                for (size_t k = 0; have && k < a->last.n_tasks; k++)
-                        if (a->last.tasks[k].pid == e->pid) {
-                                proto_add_string(j, PF_DIRTIER_BDI, a->last.tasks[k].bdi);
-                                proto_add_string(j, PF_DIRTIER_NAME, device_name(s, a->last.tasks[k].bdi));
-                                proto_add_double(j, PF_DIRTIER_PAUSE_MS_PER_S, a->last.tasks[k].pause_ms_per_s);
+                /* the device it was paused on most in the window (the trace's pid is a thread id) */
+                for (size_t k = 0; k < a->n_shown_paused; k++)
+                        if (a->shown_paused[k].pid == e->pid) {
+                                proto_add_string(j, PF_DIRTIER_BDI, a->shown_paused[k].bdi);
+                                proto_add_string(j, PF_DIRTIER_NAME, device_name(s, a->shown_paused[k].bdi));
+                                proto_add_double(j, PF_DIRTIER_PAUSE_MS_PER_S, a->shown_paused[k].pause_ms_per_s);
                                 break;
                         }
                 add_io(j, find_task(a, e->pid));
                 json_object_array_add(dirtiers, j);
+                n++;
         }
         proto_add(o, PF_TOP_PAUSED, paused);
         proto_add(o, PF_TOP_DIRTIERS, dirtiers);

@@ -11,6 +11,12 @@
 #define ATTRIBUTION_SCAN_PIDS_MAX 4096     /* processes one full scan reads at most */
 #define ATTRIBUTION_TRACKED_MAX 32         /* top dirtiers re-read every tick between full scans */
 #define ATTRIBUTION_TOP_MAX 20             /* entries of each list in the top result */
+/* top's lists hold the tasks of the last few seconds, their figures over that window, so that a writer
+ * paused or read in none of the last tick's samples still shows. The window is kept per tick, at most
+ * ATTRIBUTION_WINDOW_TICKS_MAX ticks (5 s of the shortest tick), each with its ATTRIBUTION_TOP_MAX most
+ * paused tasks and ATTRIBUTION_TRACKED_MAX dirtiers: attribution_window_memory_bytes() in all. */
+#define ATTRIBUTION_WINDOW_USEC (5 * 1000000ULL)
+#define ATTRIBUTION_WINDOW_TICKS_MAX 50
 
 typedef struct attribution attribution;
 
@@ -41,10 +47,14 @@ void attribution_tick(attribution *a, uint64_t now_usec);
 /* {"enabled", "reason", "trace_instance", "taskstats", "taskstats_reason", "delayacct",
  *  "delayacct_set_by_daemon", "counters": trace totals} */
 json_object *attribution_status_json(const attribution *a);
-/* Adds "attribution" (status plus this tick's counters), "paused" and "dirtiers" to o. */
+/* Adds "attribution" (status plus this tick's counters and the window's length), "paused" and "dirtiers"
+ * (over the window) to o. */
 void attribution_top_json(const attribution *a, const sample *s, json_object *o);
 /* This tick's throttling of one device, or NULL if none of its writers was paused. */
 json_object *attribution_device_json(const attribution *a, const char *bdi);
+
+/* The bytes the window's ring takes (allocated when attribution is enabled). */
+size_t attribution_window_memory_bytes(void);
 
 /* Reads write_bytes and cancelled_write_bytes of a /proc/<pid>/io file. 0, -errno or -EBADMSG. */
 int attribution_read_proc_io(const char *path, uint64_t *ret_write_bytes, uint64_t *ret_cancelled_write_bytes);

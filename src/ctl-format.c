@@ -11,6 +11,25 @@
 #define VALUE_MAX 512
 #define TABLE_COLUMNS_MAX 16
 
+/* Our own SGR codes, around text already escaped: the only colour wbtunectl prints, for warnings. */
+#define COLOR_WARN "\033[1;33m"
+#define COLOR_RESET "\033[0m"
+
+static bool style_legend = true, style_color = false;
+
+void ctl_format_set_style(bool legend, bool color) {
+        style_legend = legend;
+        style_color = color;
+}
+
+/* A warning: in colour when colours are on, else as it is. Escaped text in, so widths stay the text's. */
+static void put_warn(FILE *f, const char *escaped, bool warn) {
+        if (warn && style_color)
+                fprintf(f, COLOR_WARN "%s" COLOR_RESET, escaped);
+        else
+                fputs(escaped, f);
+}
+
 /* --- checking a reply -------------------------------------------------------------------- */
 
 int ctl_check_reply(json_object *reply, protocol_kind kind, json_object **ret_result, char *error, size_t size) {
@@ -107,6 +126,10 @@ static const char *duration_str(char *buf, size_t size, double s) {
         return buf;
 }
 
+const char *ctl_format_duration(char *buf, size_t size, double s) {
+        return duration_str(buf, size, s);
+}
+
 /* Parts per million of the whole as a percentage without trailing zeros: 125000 -> "12.5%". */
 static const char *ppm_str(char *buf, size_t size, uint64_t ppm) {
         snprintf(buf, size, "%.4f", (double) ppm / 10000.0);
@@ -169,6 +192,7 @@ static void pad(FILE *f, size_t n) {
 typedef struct kv_list {
         char keys[64][48];
         char values[64][VALUE_MAX];
+        bool warn[64];
         size_t n;
 } kv_list;
 
@@ -185,7 +209,14 @@ static void kv_add(kv_list *l, const char *key, const char *format, ...) {
         vsnprintf(value, sizeof value, format, ap);
         va_end(ap);
         escape_text(value, l->values[l->n], sizeof l->values[0]);
+        l->warn[l->n] = false;
         l->n++;
+}
+
+/* The last line added is a warning. */
+static void kv_warn(kv_list *l) {
+        if (l->n > 0)
+                l->warn[l->n - 1] = true;
 }
 
 static void kv_print(const kv_list *l, FILE *f) {
@@ -194,7 +225,9 @@ static void kv_print(const kv_list *l, FILE *f) {
                 width = MAX(width, text_width(l->keys[i]));
         for (size_t i = 0; i < l->n; i++) {
                 pad(f, width - text_width(l->keys[i]));
-                fprintf(f, "%s: %s\n", l->keys[i], l->values[i]);
+                fprintf(f, "%s: ", l->keys[i]);
+                put_warn(f, l->values[i], l->warn[i]);
+                fputc('\n', f);
         }
 }
 
@@ -205,29 +238,43 @@ typedef struct table {
         const bool *right;
         size_t n_columns;
         char **cells;        /* n_rows * n_columns, malloc'd, escaped */
+        uint32_t *warn;      /* per row: a bit per column shown as a warning */
         size_t n_rows;
 } table;
 
-static int table_add_row(table *t, char **row) {
+/* A row; the columns whose bit is set in warn are warnings. */
+static int table_add_row_warn(table *t, char **row, uint32_t warn) {
         char **p = realloc(t->cells, (t->n_rows + 1) * t->n_columns * sizeof(char *));
+        uint32_t *w;
+
         if (!p)
                 return -ENOMEM;
         t->cells = p;
+        w = realloc(t->warn, (t->n_rows + 1) * sizeof(uint32_t));
+        if (!w)
+                return -ENOMEM;
+        t->warn = w;
+        w[t->n_rows] = warn;
         for (size_t i = 0; i < t->n_columns; i++)
                 p[t->n_rows * t->n_columns + i] = escape_text_alloc(row[i] && *row[i] ? row[i] : "-");
         t->n_rows++;
         return 0;
 }
 
+static int table_add_row(table *t, char **row) {
+        return table_add_row_warn(t, row, 0);
+}
+
 static void table_print(const table *t, FILE *f) {
         size_t width[TABLE_COLUMNS_MAX];
 
         for (size_t c = 0; c < t->n_columns; c++) {
-                width[c] = text_width(t->headers[c]);
+                width[c] = style_legend ? text_width(t->headers[c]) : 0;
                 for (size_t r = 0; r < t->n_rows; r++)
                         width[c] = MAX(width[c], text_width(t->cells[r * t->n_columns + c]));
         }
-        for (size_t r = 0; r <= t->n_rows; r++)
+        /* row 0 is the header: the legend */
+        for (size_t r = style_legend ? 0 : 1; r <= t->n_rows; r++)
                 for (size_t c = 0; c < t->n_columns; c++) {
                         const char *s = r == 0 ? t->headers[c] : t->cells[(r - 1) * t->n_columns + c];
                         bool last = c + 1 == t->n_columns;
@@ -235,7 +282,7 @@ static void table_print(const table *t, FILE *f) {
 
                         if (t->right[c])
                                 pad(f, width[c] - w);
-                        fputs(s, f);
+                        put_warn(f, s, r > 0 && c < 32 && (t->warn[r - 1] & (UINT32_C(1) << c)));
                         if (!t->right[c] && !last)
                                 pad(f, width[c] - w);
                         fputs(last ? "\n" : "  ", f);
@@ -246,14 +293,16 @@ static void table_done(table *t) {
         for (size_t i = 0; i < t->n_rows * t->n_columns; i++)
                 free(t->cells[i]);
         free(t->cells);
+        free(t->warn);
 }
 
-/* Print the table (or say why it is empty) unless building it failed, free it, pass r on. */
+/* Print the table (or say why it is empty, a legend too) unless building it failed, free it, pass r on. */
 static int table_finish(table *t, int r, const char *empty, FILE *f) {
         if (r == 0) {
-                if (t->n_rows == 0 && empty)
-                        fputs(empty, f);
-                else
+                if (t->n_rows == 0 && empty) {
+                        if (style_legend)
+                                fputs(empty, f);
+                } else
                         table_print(t, f);
         }
         table_done(t);
@@ -316,7 +365,11 @@ int ctl_format_tuning(json_object *tuning, FILE *f) {
                         desired,
                         reason,
                 };
-                r = table_add_row(&t, row);
+                const char *state = proto_str(k, PF_KNOB_STATE);
+                /* a knob set by hand or that the kernel refuses: the daemon cannot do its work there */
+                bool warn = strcmp(state, PROTOCOL_STATE_OVERRIDE) == 0 || strcmp(state, PROTOCOL_STATE_UNWRITABLE) == 0;
+
+                r = table_add_row_warn(&t, row, warn ? UINT32_C(1) << 1 : 0);
                 if (r < 0)
                         break;
         }
@@ -434,6 +487,9 @@ int ctl_format_status(json_object *result, FILE *f) {
                                proto_u64(counters, PF_COUNTERS_LOST_MARKERS), proto_u64(counters, PF_COUNTERS_DROPPED_TASKS),
                                proto_u64(counters, PF_COUNTERS_DROPPED_DEVICES), proto_u64(counters, PF_COUNTERS_BAD_LINES),
                                proto_u64(counters, PF_COUNTERS_BUDGET_HITS));
+                if (proto_bool(attr, PF_ATTRIBUTION_ENABLED) &&
+                    (proto_u64(counters, PF_COUNTERS_LOST_KERNEL) > 0 || proto_u64(counters, PF_COUNTERS_DROPPED_TASKS) > 0))
+                        kv_warn(l);
         }
         if (writes) {
                 const char *refused = proto_str(writes, PF_WRITES_SAVED_FILE_REFUSED);
@@ -444,9 +500,13 @@ int ctl_format_status(json_object *result, FILE *f) {
                        " refused; %" PRIu64 " set by hand since", proto_u64(writes, PF_WRITES_LAST_MINUTE),
                        proto_u64(writes, PF_WRITES_TOTAL), proto_u64(writes, PF_WRITES_FAILURES_TOTAL),
                        proto_u64(writes, PF_WRITES_OVERRIDES_TOTAL));
+                if (proto_u64(writes, PF_WRITES_FAILURES_TOTAL) > 0)
+                        kv_warn(l);
                 kv_add(l, "Safety guard", "held a knob on %" PRIu64 " ticks", proto_u64(writes, PF_WRITES_GUARD_HOLDS_TOTAL));
                 kv_add(l, "Saved originals", "%s%s%s", proto_str(writes, PF_WRITES_SAVED_FILE), *refused ? ": NOT TRUSTED, " : "",
                        refused);
+                if (*refused)
+                        kv_warn(l);
         }
         if (support) {
                 const char *why = proto_str(support, PF_KERNEL_SUPPORT_WHY);
@@ -459,6 +519,8 @@ int ctl_format_status(json_object *result, FILE *f) {
                        yes_no(proto_bool(support, PF_KERNEL_SUPPORT_CGROUP_WRITEBACK)));
                 kv_add(l, "Device figures", "%s%s", proto_bool(support, PF_KERNEL_SUPPORT_DEVICES_TRUSTED) ? "trusted" :
                        "NOT trusted, limits and caps left alone: ", why);
+                if (!proto_bool(support, PF_KERNEL_SUPPORT_DEVICES_TRUSTED))
+                        kv_warn(l);
                 if (proto_bool(support, PF_KERNEL_SUPPORT_MEMCG_V2))
                         kv_add(l, "Memory cgroups", "%" PRIu64 " with a limit, %" PRIu64 " of them writing",
                                proto_u64(support, PF_KERNEL_SUPPORT_MEMCG_LIMITED),
@@ -524,25 +586,28 @@ const char *ctl_format_knobs(json_object *knobs, char *buf, size_t size) {
         return buf;
 }
 
-unsigned long long ctl_device_bw(json_object *device) {
-        static const protocol_field fields[] = {
-                PF_DEVICE_WB_BW_BYTES_PER_S, PF_DEVICE_KERNEL_BW_BYTES_PER_S, PF_DEVICE_WRITE_BW_BYTES_PER_S,
-        };
-        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
-                uint64_t v = proto_u64(device, fields[i]);
-                if (v > 0)
-                        return v;
-        }
-        return 0;
+uint64_t ctl_device_bw(json_object *device) {
+        return proto_u64(proto_get(device, PF_DEVICE_TUNING), PF_DEVICE_TUNING_BW_ESTIMATE_BYTES_PER_S);
 }
 
-/* "1.5s"; "0s" with nothing queued; "?" with a backlog but no bandwidth known yet. */
-static const char *backlog_str(char *buf, size_t size, json_object *device) {
-        double s = proto_double(device, PF_DEVICE_BACKLOG_S);
-        if (s > 0)
-                snprintf(buf, size, s < 10 ? "%.1fs" : "%.0fs", s);
+double ctl_clean_in_s(uint64_t backlog_bytes, uint64_t bw_bytes_per_s) {
+        if (backlog_bytes == 0)
+                return 0.0;
+        if (bw_bytes_per_s == 0)
+                return -1.0;
+        return (double) backlog_bytes / (double) bw_bytes_per_s;
+}
+
+/* "1.5s", "4min 5s"; "0s" with nothing queued; "?" with a backlog but no bandwidth known yet. */
+static const char *clean_in_str(char *buf, size_t size, json_object *device) {
+        double s = ctl_clean_in_s(proto_u64(device, PF_DEVICE_BACKLOG_BYTES), ctl_device_bw(device));
+
+        if (s < 0)
+                snprintf(buf, size, "?");
+        else if (s == 0)
+                snprintf(buf, size, "0s");
         else
-                snprintf(buf, size, "%s", proto_u64(device, PF_DEVICE_BACKLOG_BYTES) > 0 ? "?" : "0s");
+                duration_str(buf, size, s);
         return buf;
 }
 
@@ -550,7 +615,7 @@ static const char *backlog_str(char *buf, size_t size, json_object *device) {
 
 int ctl_format_devices(json_object *result, FILE *f) {
         static const char *const headers[] = {
-                "BDI", "NAME", "MOUNTS", "FS", "TRAITS", "DIRTY", "WB", "THRESH", "BW", "BACKLOG", "KNOBS",
+                "BDI", "NAME", "MOUNTS", "FS", "TRAITS", "DIRTY", "WB", "THRESH", "BW", "CLEAN IN", "KNOBS",
         };
         static const bool right[] = {
                 false, false, false, false, false, true, true, true, true, true, false,
@@ -584,7 +649,7 @@ int ctl_format_devices(json_object *result, FILE *f) {
                         (char *) bytes_str(wb, sizeof wb, proto_u64(d, PF_DEVICE_WRITEBACK_BYTES)),
                         (char *) bytes_str(thresh, sizeof thresh, proto_u64(d, PF_DEVICE_THRESH_BYTES)),
                         (char *) rate_str(bw, sizeof bw, ctl_device_bw(d)),
-                        (char *) backlog_str(backlog, sizeof backlog, d),
+                        (char *) clean_in_str(backlog, sizeof backlog, d),
                         (char *) ctl_format_knobs(proto_get(d, PF_DEVICE_KNOBS), knobs, sizeof knobs),
                 };
                 r = table_add_row(&t, row);
@@ -596,8 +661,8 @@ int ctl_format_devices(json_object *result, FILE *f) {
 
 /* --- one device -------------------------------------------------------------------------- */
 
-typedef enum field_kind { FIELD_STRING, FIELD_NUMBER, FIELD_BYTES, FIELD_RATE, FIELD_SECONDS, FIELD_LIST,
-                          FIELD_BOOL, FIELD_KNOBS, FIELD_HIDDEN } field_kind;
+typedef enum field_kind { FIELD_STRING, FIELD_NUMBER, FIELD_BYTES, FIELD_RATE, FIELD_LIST,
+                          FIELD_BOOL, FIELD_KNOBS, FIELD_BW, FIELD_CLEAN_IN, FIELD_HIDDEN } field_kind;
 
 static const struct {
         protocol_field field;
@@ -619,10 +684,13 @@ static const struct {
         { PF_DEVICE_WRITEBACK_BYTES,        "Writeback",            FIELD_BYTES },
         { PF_DEVICE_THRESH_BYTES,           "Dirty threshold",      FIELD_BYTES },
         { PF_DEVICE_BACKLOG_BYTES,          "Backlog",              FIELD_BYTES },
-        { PF_DEVICE_BACKLOG_S,              "Backlog time",         FIELD_SECONDS },
-        { PF_DEVICE_WB_BW_BYTES_PER_S,      "Bandwidth (wb)",       FIELD_RATE },
-        { PF_DEVICE_KERNEL_BW_BYTES_PER_S,  "Bandwidth (kernel)",   FIELD_RATE },
-        { PF_DEVICE_WRITE_BW_BYTES_PER_S,   "Bandwidth (measured)", FIELD_RATE },
+        /* one bandwidth, the policy's (from the tuning), with the kernel's and the measured ones as its inputs */
+        { PF_DEVICE_TUNING,                 "Bandwidth",            FIELD_BW },
+        { PF_DEVICE_BACKLOG_BYTES,          "Clean in",             FIELD_CLEAN_IN },
+        { PF_DEVICE_BACKLOG_S,              NULL,                   FIELD_HIDDEN },   /* of another bandwidth */
+        { PF_DEVICE_WB_BW_BYTES_PER_S,      NULL,                   FIELD_HIDDEN },   /* in "Bandwidth" */
+        { PF_DEVICE_KERNEL_BW_BYTES_PER_S,  NULL,                   FIELD_HIDDEN },
+        { PF_DEVICE_WRITE_BW_BYTES_PER_S,   NULL,                   FIELD_HIDDEN },
         { PF_DEVICE_DIRTY_RATE_BYTES_PER_S, "Dirty rate",           FIELD_RATE },
         { PF_DEVICE_DIRTIED_TOTAL_BYTES,    "Dirtied total",        FIELD_BYTES },
         { PF_DEVICE_WRITTEN_TOTAL_BYTES,    "Written total",        FIELD_BYTES },
@@ -688,8 +756,8 @@ static void add_knobs(kv_list *l, json_object *knobs) {
         }
 }
 
-static void add_field(kv_list *l, const char *label, field_kind kind, json_object *v) {
-        char a[VALUE_MAX];
+static void add_field(kv_list *l, json_object *device, const char *label, field_kind kind, json_object *v) {
+        char a[VALUE_MAX], b[32], c[32], d[32];
 
         switch (kind) {
         case FIELD_STRING:
@@ -705,12 +773,22 @@ static void add_field(kv_list *l, const char *label, field_kind kind, json_objec
         case FIELD_RATE:
                 kv_add(l, label, "%s", rate_str(a, sizeof a, proto_value_u64(v)));
                 break;
-        case FIELD_SECONDS: {
-                double s = json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int) ?
-                           json_object_get_double(v) : 0.0;
-                kv_add(l, label, "%.2fs", isfinite(s) ? s : 0.0);
+        case FIELD_BW:
+                kv_add(l, label, "%s (the policy's estimate; the kernel's %s, %s now; measured %s)",
+                       rate_str(a, sizeof a, ctl_device_bw(device)),
+                       rate_str(b, sizeof b, proto_u64(device, PF_DEVICE_WB_BW_BYTES_PER_S)),
+                       rate_str(c, sizeof c, proto_u64(device, PF_DEVICE_KERNEL_BW_BYTES_PER_S)),
+                       rate_str(d, sizeof d, proto_u64(device, PF_DEVICE_WRITE_BW_BYTES_PER_S)));
                 break;
-        }
+        case FIELD_CLEAN_IN:
+                clean_in_str(a, sizeof a, device);
+                if (proto_u64(device, PF_DEVICE_BACKLOG_BYTES) == 0)
+                        kv_add(l, label, "%s (nothing to write)", a);
+                else if (ctl_device_bw(device) == 0)
+                        kv_add(l, label, "%s (no bandwidth known yet)", a);
+                else
+                        kv_add(l, label, "%s at %s", a, rate_str(b, sizeof b, ctl_device_bw(device)));
+                break;
         case FIELD_LIST:
                 join_array(a, sizeof a, v, ", ");
                 kv_add(l, label, "%s", *a ? a : "-");
@@ -750,7 +828,7 @@ int ctl_format_device(json_object *device, FILE *f) {
         for (size_t i = 0; i < ELEMENTSOF(device_fields); i++) {
                 json_object *v = proto_get(device, device_fields[i].field);
                 if (v)
-                        add_field(l, device_fields[i].label, device_fields[i].kind, v);
+                        add_field(l, device, device_fields[i].label, device_fields[i].kind, v);
         }
         /* Fields a newer daemon added: shown raw, so nothing is hidden from "show". */
         json_object_object_foreach(device, key, v) {
@@ -833,7 +911,7 @@ static const char *ms_per_s_str(char *buf, size_t size, json_object *o, protocol
 
 static int format_top_devices(json_object *devices, FILE *f) {
         static const char *const headers[] = {
-                "DEVICE", "NAME", "DIRTY", "WB", "THRESH", "BW", "DIRTYING", "BACKLOG", "PAUSE ms/s", "KNOBS",
+                "DEVICE", "NAME", "DIRTY", "WB", "THRESH", "BW", "DIRTYING", "CLEAN IN", "PAUSE ms/s", "KNOBS",
         };
         static const bool right[] = { false, false, true, true, true, true, true, true, true, false };
         table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
@@ -850,7 +928,7 @@ static int format_top_devices(json_object *devices, FILE *f) {
                         (char *) bytes_str(thresh, sizeof thresh, proto_u64(d, PF_DEVICE_THRESH_BYTES)),
                         (char *) rate_str(bw, sizeof bw, ctl_device_bw(d)),
                         (char *) rate_str(rate, sizeof rate, proto_u64(d, PF_DEVICE_DIRTY_RATE_BYTES_PER_S)),
-                        (char *) backlog_str(backlog, sizeof backlog, d),
+                        (char *) clean_in_str(backlog, sizeof backlog, d),
                         (char *) (th ? ms_per_s_str(pause, sizeof pause, th, PF_THROTTLE_PAUSE_MS_PER_S) : "0"),
                         (char *) ctl_format_knobs(proto_get(d, PF_DEVICE_KNOBS), knobs, sizeof knobs),
                 };
@@ -861,7 +939,7 @@ static int format_top_devices(json_object *devices, FILE *f) {
         return table_finish(&t, r, "No device is holding or writing dirty data.\n", f);
 }
 
-static int format_top_dirtiers(json_object *list, size_t max_rows, FILE *f) {
+static int format_top_dirtiers(json_object *list, size_t max_rows, const char *when, FILE *f) {
         static const char *const headers[] = { "PID", "COMM", "WRITE", "CANCELLED", "DEVICE", "PAUSE ms/s", "BLKIO ms/s" };
         static const bool right[] = { true, false, true, true, false, true, true };
         table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
@@ -883,10 +961,13 @@ static int format_top_dirtiers(json_object *list, size_t max_rows, FILE *f) {
                 if (r < 0)
                         break;
         }
-        return table_finish(&t, r, "No task dirtied pages this tick.\n", f);
+        char empty[96];
+
+        snprintf(empty, sizeof empty, "No task dirtied pages %s.\n", when);
+        return table_finish(&t, r, empty, f);
 }
 
-static int format_top_paused(json_object *list, size_t max_rows, FILE *f) {
+static int format_top_paused(json_object *list, size_t max_rows, const char *when, FILE *f) {
         static const char *const headers[] = {
                 "PID", "COMM", "DEVICE", "PAUSE ms/s", "PAUSES", "MAX ms", "RATELIMIT", "WRITE", "BLKIO ms/s",
         };
@@ -913,7 +994,10 @@ static int format_top_paused(json_object *list, size_t max_rows, FILE *f) {
                 if (r < 0)
                         break;
         }
-        return table_finish(&t, r, "No task was throttled this tick.\n", f);
+        char empty[96];
+
+        snprintf(empty, sizeof empty, "No task was throttled %s.\n", when);
+        return table_finish(&t, r, empty, f);
 }
 
 int ctl_format_top(json_object *result, size_t max_rows, FILE *f) {
@@ -943,26 +1027,100 @@ int ctl_format_top(json_object *result, size_t max_rows, FILE *f) {
                 fprintf(f, "Attribution %s", attribution);
                 if (proto_bool(attr, PF_ATTRIBUTION_ENABLED) &&
                     (proto_u64(tick, PF_COUNTERS_LOST_KERNEL) || proto_u64(tick, PF_COUNTERS_LOST_MARKERS) ||
-                     proto_u64(tick, PF_COUNTERS_DROPPED_TASKS)))
-                        fprintf(f, "; this tick lost %" PRIu64 " events, dropped %" PRIu64 " tasks",
-                                proto_u64(tick, PF_COUNTERS_LOST_KERNEL), proto_u64(tick, PF_COUNTERS_DROPPED_TASKS));
+                     proto_u64(tick, PF_COUNTERS_DROPPED_TASKS))) {
+                        snprintf(line, sizeof line, "this tick lost %" PRIu64 " events, dropped %" PRIu64 " tasks",
+                                 proto_u64(tick, PF_COUNTERS_LOST_KERNEL), proto_u64(tick, PF_COUNTERS_DROPPED_TASKS));
+                        fputs("; ", f);
+                        put_warn(f, line, true);
+                }
                 fputc('\n', f);
         }
         fputc('\n', f);
         r = format_top_devices(devices, f);
         if (r < 0)
                 return r;
+        /* the task lists are of the last seconds (a daemon before the window: of the last tick) */
+        uint64_t window_usec = proto_u64(attr, PF_TOP_ATTRIBUTION_WINDOW_USEC);
+        char when[48] = "this tick";
+        if (window_usec > 0)
+                snprintf(when, sizeof when, "in the last %s", duration_str(a, sizeof a, (double) window_usec / 1e6));
         if (json_object_is_type(dirtiers, json_type_array)) {
-                fputs("\nDirtying most\n", f);
-                r = format_top_dirtiers(dirtiers, max_rows, f);
+                fprintf(f, "\nDirtying most, %s\n", when);
+                r = format_top_dirtiers(dirtiers, max_rows, when, f);
                 if (r < 0)
                         return r;
         }
         if (json_object_is_type(paused, json_type_array)) {
-                fputs("\nPaused most (balance_dirty_pages)\n", f);
-                r = format_top_paused(paused, max_rows, f);
+                fprintf(f, "\nPaused most (balance_dirty_pages), %s\n", when);
+                r = format_top_paused(paused, max_rows, when, f);
         }
         return r;
+}
+
+/* --- wait ---------------------------------------------------------------------------------- */
+
+double ctl_wait_done_percent(const ctl_wait_state *w) {
+        uint64_t backlog = w->dirty_bytes + w->writeback_bytes, max = MAX(w->max_backlog_bytes, backlog);
+
+        return max == 0 ? 100.0 : 100.0 * (double) (max - backlog) / (double) max;
+}
+
+const char *ctl_format_wait_line(const ctl_wait_state *w, const char *name, bool bar, char *buf, size_t size) {
+        enum { BAR_WIDTH = 20 };
+        char left[32], dirty[32], wb[32], bw[32], eta[32], bar_text[BAR_WIDTH + 4] = "";
+        double percent = ctl_wait_done_percent(w), clean_in = ctl_clean_in_s(w->dirty_bytes + w->writeback_bytes,
+                                                                             w->bw_bytes_per_s);
+        _cleanup_free_ char *escaped = escape_text_alloc(name);
+
+        if (bar) {
+                size_t filled = (size_t) (percent / 100.0 * BAR_WIDTH + 0.5);
+
+                bar_text[0] = '[';
+                for (size_t i = 0; i < BAR_WIDTH; i++)
+                        bar_text[1 + i] = i < filled ? '#' : '.';
+                bar_text[BAR_WIDTH + 1] = ']';
+                bar_text[BAR_WIDTH + 2] = ' ';
+                bar_text[BAR_WIDTH + 3] = '\0';
+        }
+        if (w->dirty_bytes + w->writeback_bytes == 0)
+                snprintf(eta, sizeof eta, "clean");
+        else if (clean_in < 0)
+                snprintf(eta, sizeof eta, "bandwidth not known yet");
+        else
+                snprintf(eta, sizeof eta, "clean in %s", duration_str(left, sizeof left, clean_in));
+        snprintf(buf, size, "%s %s%3.0f%% %s left (dirty %s, writeback %s) at %s, %s%s", escaped, bar_text, percent,
+                 bytes_str(left, sizeof left, w->dirty_bytes + w->writeback_bytes),
+                 bytes_str(dirty, sizeof dirty, w->dirty_bytes), bytes_str(wb, sizeof wb, w->writeback_bytes),
+                 rate_str(bw, sizeof bw, w->bw_bytes_per_s), eta,
+                 w->syncing && w->dirty_bytes + w->writeback_bytes == 0 ? " (syncfs still running)" : "");
+        return buf;
+}
+
+/* A number with a fixed number of decimals (json-c would print 0.40181800000000001). */
+static json_object *json_double_rounded(double v, int decimals) {
+        char text[512];   /* DBL_MAX has 309 digits */
+
+        snprintf(text, sizeof text, "%.*f", decimals, isfinite(v) ? v : 0.0);
+        return json_object_new_double_s(strtod(text, NULL), text);
+}
+
+json_object *ctl_wait_json(const ctl_wait_state *w, const char *name, const char *bdi) {
+        json_object *o = json_object_new_object();
+        uint64_t backlog = w->dirty_bytes + w->writeback_bytes;
+        double clean_in = ctl_clean_in_s(backlog, w->bw_bytes_per_s);
+
+        json_object_object_add(o, "device", json_object_new_string(name));
+        json_object_object_add(o, "bdi", json_object_new_string(bdi));
+        json_object_object_add(o, "state", json_object_new_string(w->state));
+        json_object_object_add(o, "dirty_bytes", json_object_new_uint64(w->dirty_bytes));
+        json_object_object_add(o, "writeback_bytes", json_object_new_uint64(w->writeback_bytes));
+        json_object_object_add(o, "backlog_bytes", json_object_new_uint64(backlog));
+        json_object_object_add(o, "done_percent", json_double_rounded(ctl_wait_done_percent(w), 1));
+        json_object_object_add(o, "bw_estimate_bytes_per_s", json_object_new_uint64(w->bw_bytes_per_s));
+        json_object_object_add(o, "clean_in_s", clean_in < 0 ? NULL : json_double_rounded(clean_in, 1));
+        json_object_object_add(o, "elapsed_s", json_double_rounded(w->elapsed_s, 3));
+        json_object_object_add(o, "syncing", json_object_new_boolean(w->syncing));
+        return o;
 }
 
 /* --- history ------------------------------------------------------------------------------- */

@@ -126,6 +126,7 @@ int history_add(history *h, const sample *s) {
 
         h->global[h->head] = (history_global) {
                 .time_usec = s->time_usec,
+                .realtime_usec = s->realtime_usec,
                 .dirty_bytes = s->global.dirty_bytes,
                 .writeback_bytes = s->global.writeback_bytes,
                 .dirty_thresh_bytes = s->global.dirty_thresh_bytes,
@@ -224,6 +225,7 @@ json_object *history_status_json(const history *h, uint64_t minutes) {
 
 /* X(struct member, protocol field) */
 #define GLOBAL_COLUMNS(X) \
+        X(realtime_usec, PF_HISTORY_GLOBAL_REALTIME_USEC) \
         X(time_usec, PF_HISTORY_GLOBAL_TIME_USEC) \
         X(dirty_bytes, PF_HISTORY_GLOBAL_DIRTY_BYTES) \
         X(writeback_bytes, PF_HISTORY_GLOBAL_WRITEBACK_BYTES) \
@@ -257,19 +259,30 @@ static json_object *global_to_json(const history *h) {
         return o;
 }
 
+/* The wall clock of a device's point: its tick's, from the global ring (every point in the window has one). */
+static uint64_t point_realtime_usec(const history *h, const history_point *p) {
+        const history_global *g = global_at_seq(h, p->seq);
+
+        return g ? g->realtime_usec : 0;
+}
+
 static json_object *device_to_json(const history *h, const device_ring *r) {
-        json_object *o = json_object_new_object();
+        json_object *o = json_object_new_object(), *realtime;
         size_t first, n = device_window(h, r, &first);
 #define DECL(f, field) json_object *a_##f = json_object_new_array_ext((int) n);
         DEVICE_COLUMNS(DECL)
 #undef DECL
 
+        realtime = json_object_new_array_ext((int) n);
         for (size_t k = 0; k < n; k++) {
                 const history_point *p = &r->points[(first + k) % h->capacity];
+
+                json_object_array_add(realtime, json_object_new_uint64(point_realtime_usec(h, p)));
 #define PUT(f, field) json_object_array_add(a_##f, json_object_new_uint64(p->f));
                 DEVICE_COLUMNS(PUT)
 #undef PUT
         }
+        proto_add(o, PF_HISTORY_DEVICE_REALTIME_USEC, realtime);
 #define ADD(f, field) proto_add(o, field, a_##f);
         DEVICE_COLUMNS(ADD)
 #undef ADD
@@ -410,6 +423,7 @@ int history_to_csv(const history *h, const char *bdi, FILE *f) {
                         if (!g)
                                 continue;
                         const uint64_t row[_PC_MAX] = {
+                                [PC_REALTIME_USEC] = g->realtime_usec,
                                 [PC_TIME_USEC] = p->time_usec,
                                 [PC_GLOBAL_DIRTY_BYTES] = g->dirty_bytes,
                                 [PC_GLOBAL_WRITEBACK_BYTES] = g->writeback_bytes,
@@ -430,6 +444,7 @@ int history_to_csv(const history *h, const char *bdi, FILE *f) {
                 for (size_t k = 0; k < h->count; k++) {
                         const history_global *g = &h->global[(start + k) % h->capacity];
                         const uint64_t row[PROTOCOL_CSV_GLOBAL_COLUMNS] = {
+                                [PC_REALTIME_USEC] = g->realtime_usec,
                                 [PC_TIME_USEC] = g->time_usec,
                                 [PC_GLOBAL_DIRTY_BYTES] = g->dirty_bytes,
                                 [PC_GLOBAL_WRITEBACK_BYTES] = g->writeback_bytes,

@@ -12,9 +12,11 @@
 #define HISTORY_MINUTES_DEFAULT 15
 #define HISTORY_DEVICES_MAX 256       /* devices tracked at once; more are counted, not kept */
 
-/* One tick of the global figures: 40 bytes. */
+/* One tick of the global figures: 48 bytes. The wall clock is kept here only: a device's point finds it
+ * through its tick number. */
 typedef struct history_global {
         uint64_t time_usec;
+        uint64_t realtime_usec;          /* the wall clock of that tick (sample.realtime_usec) */
         uint64_t dirty_bytes, writeback_bytes;
         uint64_t dirty_thresh_bytes, background_thresh_bytes;
 } history_global;
@@ -59,8 +61,8 @@ size_t history_memory_bytes(const history *h);
 json_object *history_status_json(const history *h, uint64_t minutes);
 
 /* The history result, columnar, oldest first (protocol.h's PK_HISTORY):
- * {"capacity", "global": {"time_usec": [...], "dirty_bytes": [...], ...},
- *  "devices": {"<bdi>": {"time_usec": [...], "dirty_bytes": [...], ...}, ...}}
+ * {"capacity", "global": {"realtime_usec": [...], "time_usec": [...], "dirty_bytes": [...], ...},
+ *  "devices": {"<bdi>": {"realtime_usec": [...], "time_usec": [...], "dirty_bytes": [...], ...}, ...}}
  * Adds "capacity" and "global" to head and streams "devices": the devices with samples in the window
  * now (bdi NULL: every one; else only that one), each sent as its ring is when its turn comes. h must
  * outlive the stream. 0, -ENOENT if bdi has no history, -ENOMEM. */

@@ -473,7 +473,7 @@ static bool top_device_wanted(void *userdata, const bdi_device *d) {
 
 static json_object *top_device_json(void *userdata, const bdi_device *d) {
         manager *m = userdata;
-        json_object *o = report_device(d), *throttle = attribution_device_json(m->attribution, d->bdi);
+        json_object *o = device_json(m, d), *throttle = attribution_device_json(m->attribution, d->bdi);
 
         if (throttle)
                 proto_add(o, PF_DEVICE_THROTTLE, throttle);

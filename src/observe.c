@@ -979,7 +979,12 @@ int observe_sample_at(observe_ctx *ctx, uint64_t time_usec, sample *ret) {
 }
 
 int observe_sample(observe_ctx *ctx, sample *ret) {
-        return observe_sample_at(ctx, now_usec(), ret);
+        uint64_t realtime = realtime_usec();
+        int r = observe_sample_at(ctx, now_usec(), ret);
+
+        if (r >= 0)
+                ret->realtime_usec = realtime;
+        return r;
 }
 
 void sample_done(sample *s) {

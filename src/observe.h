@@ -100,6 +100,7 @@ typedef struct kernel_support {
 
 typedef struct sample {
         uint64_t time_usec;            /* CLOCK_MONOTONIC */
+        uint64_t realtime_usec;        /* CLOCK_REALTIME at the same moment (the wall clock, for people); 0 unknown */
         bool debugfs;                  /* per-BDI debugfs stats were readable */
         kernel_support support;        /* filled by support_assess(): whether the figures can be acted on */
         memcg_summary memcg;           /* memory-limited cgroups that write (memcg_scan(), every few ticks) */

@@ -192,6 +192,7 @@
         X(TOP_ATTRIBUTION, ELAPSED_USEC,     "elapsed_usec",     U64,    REQUIRED, NONE) \
         X(TOP_ATTRIBUTION, TICK,             "tick",             OBJECT, REQUIRED, COUNTERS) \
         X(TOP_ATTRIBUTION, SCAN_EVERY_TICKS, "scan_every_ticks", U64,    REQUIRED, NONE) \
+        X(TOP_ATTRIBUTION, WINDOW_USEC,      "window_usec",      U64,    REQUIRED, NONE)   /* the lists' span */ \
         \
         X(COUNTERS, EVENTS,          "events",          U64, REQUIRED, NONE) \
         X(COUNTERS, LOST_KERNEL,     "lost_kernel",     U64, REQUIRED, NONE) \
@@ -237,7 +238,7 @@
         X(DEVICE, BACKLOG_BYTES,          "backlog_bytes",          U64,          REQUIRED, NONE) \
         X(DEVICE, BACKLOG_S,              "backlog_s",              DOUBLE,       REQUIRED, NONE) \
         X(DEVICE, SEEN_BEFORE,            "seen_before",            BOOL,         REQUIRED, NONE) \
-        X(DEVICE, TUNING,                 "tuning",                 OBJECT,       OPTIONAL, DEVICE_TUNING) /* not in top */ \
+        X(DEVICE, TUNING,                 "tuning",                 OBJECT,       OPTIONAL, DEVICE_TUNING) /* absent in old daemons' top */ \
         X(DEVICE, THROTTLE,               "throttle",               OBJECT,       OPTIONAL, THROTTLE)      /* top only */ \
         \
         X(BDI_KNOBS, MIN_RATIO,      "min_ratio",      U64, OPTIONAL, NONE)   /* each: when the kernel has it */ \
@@ -309,11 +310,13 @@
         X(HISTORY, CAPACITY, "capacity", U64,        REQUIRED, NONE) \
         X(HISTORY, GLOBAL,   "global",   OBJECT,     REQUIRED, HISTORY_GLOBAL) \
         X(HISTORY, DEVICES,  "devices",  OBJECT_MAP, REQUIRED, HISTORY_DEVICE)   /* by bdi, streamed */ \
-        X(HISTORY_GLOBAL, TIME_USEC,               "time_usec",               U64_ARRAY, REQUIRED, NONE) \
+        X(HISTORY_GLOBAL, REALTIME_USEC,           "realtime_usec",           U64_ARRAY, REQUIRED, NONE)   /* wall clock */ \
+        X(HISTORY_GLOBAL, TIME_USEC,               "time_usec",               U64_ARRAY, REQUIRED, NONE)   /* monotonic */ \
         X(HISTORY_GLOBAL, DIRTY_BYTES,             "dirty_bytes",             U64_ARRAY, REQUIRED, NONE) \
         X(HISTORY_GLOBAL, WRITEBACK_BYTES,         "writeback_bytes",         U64_ARRAY, REQUIRED, NONE) \
         X(HISTORY_GLOBAL, DIRTY_THRESH_BYTES,      "dirty_thresh_bytes",      U64_ARRAY, REQUIRED, NONE) \
         X(HISTORY_GLOBAL, BACKGROUND_THRESH_BYTES, "background_thresh_bytes", U64_ARRAY, REQUIRED, NONE) \
+        X(HISTORY_DEVICE, REALTIME_USEC,          "realtime_usec",          U64_ARRAY, REQUIRED, NONE) \
         X(HISTORY_DEVICE, TIME_USEC,              "time_usec",              U64_ARRAY, REQUIRED, NONE) \
         X(HISTORY_DEVICE, DIRTY_BYTES,            "dirty_bytes",            U64_ARRAY, REQUIRED, NONE) \
         X(HISTORY_DEVICE, WRITEBACK_BYTES,        "writeback_bytes",        U64_ARRAY, REQUIRED, NONE) \
@@ -330,6 +333,7 @@
 
 /* history --csv's columns, by name in its header row: the global ones always, the device's with one. */
 #define PROTOCOL_CSV_COLUMNS(X) \
+        X(REALTIME_USEC,                  "realtime_usec") \
         X(TIME_USEC,                      "time_usec") \
         X(GLOBAL_DIRTY_BYTES,             "global_dirty_bytes") \
         X(GLOBAL_WRITEBACK_BYTES,         "global_writeback_bytes") \
@@ -341,7 +345,7 @@
         X(WRITE_BW_BYTES_PER_S,           "write_bw_bytes_per_s") \
         X(DIRTY_RATE_BYTES_PER_S,         "dirty_rate_bytes_per_s") \
         X(MAX_BYTES,                      "max_bytes")
-#define PROTOCOL_CSV_GLOBAL_COLUMNS 5   /* the first five; a device adds the rest */
+#define PROTOCOL_CSV_GLOBAL_COLUMNS 6   /* the first six; a device adds the rest */
 
 typedef enum protocol_kind {
 #define PROTOCOL_KIND_ENUM(id, name, base) PK_##id,

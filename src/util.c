@@ -256,6 +256,14 @@ uint64_t now_usec(void) {
         return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
 }
 
+uint64_t realtime_usec(void) {
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_REALTIME, &ts) < 0 || ts.tv_sec < 0)
+                return 0;
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+}
+
 size_t search_sorted(const void *base, size_t n, size_t size, const void *key,
                      int (*cmp)(const void *key, const void *elem), bool *found) {
         size_t lo = 0, hi = n;

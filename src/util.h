@@ -69,6 +69,8 @@ const char *format_bytes(char *buf, size_t size, uint64_t bytes);
 
 /* Monotonic clock in microseconds. */
 uint64_t now_usec(void);
+/* The wall clock (CLOCK_REALTIME) in microseconds since 1970; 0 if it reads before 1970. */
+uint64_t realtime_usec(void);
 
 /* Binary search of a sorted array: the index of the element cmp(key, elem) calls equal, or the
  * index where key would be inserted, with *found false. */

@@ -110,6 +110,113 @@ static void test_dirtiers_skip_kthreads(void) {
         (void) rmdir(put("proc", NULL));
 }
 
+static json_object *top_of(attribution *a) {
+        json_object *j = json_object_new_object();
+        sample s = {};
+
+        attribution_top_json(a, &s, j);
+        return j;
+}
+
+/* The entry of list ("paused" or "dirtiers") for pid, or NULL. */
+static json_object *listed(json_object *top, const char *list, int pid) {
+        json_object *l = json_object_object_get(top, list);
+
+        for (size_t i = 0; i < json_object_array_length(l); i++) {
+                json_object *e = json_object_array_get_idx(l, i);
+                if (json_object_get_int(json_object_object_get(e, "pid")) == pid)
+                        return e;
+        }
+        return NULL;
+}
+
+static uint64_t window_usec_of(json_object *top) {
+        return json_object_get_uint64(json_object_object_get(json_object_object_get(top, "attribution"), "window_usec"));
+}
+
+/* top lists the tasks of the last seconds: a writer read in one full scan only, and a task paused in one tick
+ * only, still show in the ticks after, with their figures over the window, until the window has passed. */
+static void test_window(void) {
+        attribution_options o = { .root = dir, .enabled = true, .detached_trace = true };
+        attribution *a = NULL;
+        json_object *j, *e;
+        /* 800 ms paused on 7:2 in one event */
+        static const char pause_line[] =
+                "              dd-4242    [001] .....   657.921979: balance_dirty_pages: bdi 7:2: limit=102400 "
+                "setpoint=89600 dirty=76980 wb_setpoint=2779 wb_dirty=70398 dirty_ratelimit=102400 task_ratelimit=50000 "
+                "dirtied=256 dirtied_pause=128 paused=0 pause=800 period=20 think=4 cgroup_ino=1\n";
+        uint64_t t;
+
+        (void) mkdir(put("proc", NULL), 0755);
+        CHECK(attribution_new(&o, &a) == 0);
+        /* ticks 1 s apart; full scans at ticks 0, 5, 10: the burst writer wrote 20 MiB between the first two */
+        for (t = 0; t <= 5; t++) {
+                put_proc(300, "burst", 0x00400100, t == 0 ? 0 : 20 << 20);
+                if (t == 2)
+                        attribution_feed_trace(a, pause_line, sizeof pause_line - 1);
+                attribution_tick(a, (t + 1) * 1000000);
+                if (t == 2) {
+                        j = top_of(a);
+                        e = listed(j, "paused", 4242);
+                        CHECK(e != NULL);
+                        CHECK(e && json_object_get_uint64(json_object_object_get(e, "pause_ms")) == 800);
+                        json_object_put(j);
+                }
+        }
+        j = top_of(a);
+        CHECK_EQ_U64(window_usec_of(j), ATTRIBUTION_WINDOW_USEC);
+        /* read at tick 5, over the 5 s since tick 0: 4 MiB/s */
+        e = listed(j, "dirtiers", 300);
+        CHECK(e && json_object_get_uint64(json_object_object_get(e, "write_bytes_per_s")) == 4 << 20);
+        /* paused in tick 2 only (3 s ago), 800 ms over the 5 s window */
+        e = listed(j, "paused", 4242);
+        printf("# top at tick 5: %s\n", json_object_to_json_string(j));
+        CHECK(e != NULL);
+        CHECK(e && json_object_get_uint64(json_object_object_get(e, "pause_ms")) == 800);
+        CHECK(e && json_object_get_double(json_object_object_get(e, "pause_ms_per_s")) == 160.0);
+        json_object_put(j);
+
+        /* tick 6: tick 2 (2 s to 3 s) still lies within the 5 s before tick 6's end */
+        attribution_tick(a, (t + 1) * 1000000);
+        t++;
+        j = top_of(a);
+        CHECK(listed(j, "paused", 4242) != NULL);
+        json_object_put(j);
+
+        /* tick 7: tick 2 has left the window. The burst writer wrote nothing since tick 5, yet it wrote in the
+         * window: still listed, with the share of its 20 MiB that falls in it (its reading covered 1 s to 6 s, of
+         * which 3 s to 6 s are in the window of 3 s to 8 s) */
+        attribution_tick(a, (t + 1) * 1000000);
+        t++;
+        j = top_of(a);
+        CHECK(listed(j, "paused", 4242) == NULL);
+        e = listed(j, "dirtiers", 300);
+        CHECK(e != NULL);
+        CHECK(e && json_object_get_uint64(json_object_object_get(e, "write_bytes_per_s")) == (uint64_t) (20 << 20) * 3 / 5 / 5);
+        json_object_put(j);
+
+        /* tick 10: both are older than the window */
+        for (; t <= 10; t++)
+                attribution_tick(a, (t + 1) * 1000000);
+        j = top_of(a);
+        CHECK(listed(j, "dirtiers", 300) == NULL);
+        CHECK(listed(j, "paused", 4242) == NULL);
+        CHECK_EQ_U64(window_usec_of(j), ATTRIBUTION_WINDOW_USEC);
+        json_object_put(j);
+
+        /* the bound on the window's memory, as attribution.h states it */
+        printf("# the window takes %zu bytes\n", attribution_window_memory_bytes());
+        CHECK(attribution_window_memory_bytes() < 512 * 1024);
+        attribution_free(a);
+        for (const char *const *f = (const char *const[]) { "stat", "comm", "io", NULL }; *f; f++) {
+                char name[64];
+                snprintf(name, sizeof(name), "proc/300/%s", *f);
+                (void) unlink(put(name, NULL));
+        }
+        (void) rmdir(put("proc/300", NULL));
+        (void) rmdir(put("proc", NULL));
+}
+
 int main(void) {
         if (!mkdtemp(dir)) {
                 printf("# mkdtemp failed\n");
@@ -118,6 +225,7 @@ int main(void) {
         test_proc_io();
         test_proc_kthread();
         test_dirtiers_skip_kthreads();
+        test_window();
         (void) unlink(put("io", ""));
         (void) unlink(put("stat", ""));   /* put() names the file; unlink removes it */
         (void) rmdir(dir);

@@ -51,7 +51,7 @@ daemon=$!
 push_cleanup "stop_pid $daemon"
 push_cleanup '[[ $_exit_rc -ne 0 ]] && { echo "--- daemon stderr"; tail -20 "$tmp/daemon.err"; }'
 wait_for_socket "$tmp/ctl" 30 || fail "the daemon did not start on $n BDIs"
-ctl() { "$WBTUNECTL" --socket "$tmp/ctl" --timeout 30000 "$@"; }
+ctl() { "$WBTUNECTL" --socket "$tmp/ctl" --timeout 30s "$@"; }
 
 hwm() { awk '/^VmHWM/ { print $2 }' "/proc/$daemon/status"; }
 out=$(ctl status --json) || fail "status"

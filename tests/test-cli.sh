@@ -49,6 +49,44 @@ expect_exit 2 "wbtunectl unknown verb" "$WBTUNECTL" --socket "$tmp/none" frobnic
 [[ -s $tmp/err ]] || fail "wbtunectl unknown verb: no message"
 one_line "$tmp/err" "wbtunectl unknown verb"
 
+# --- the command line, systemd style --------------------------------------------------------
+for bad in "--json=yes" "--timeout=0" "--timeout=5x" "-t -1" "--list=bogus"; do
+        # shellcheck disable=SC2086
+        expect_exit 2 "wbtunectl $bad" "$WBTUNECTL" --socket "$tmp/none" $bad status
+        one_line "$tmp/err" "wbtunectl $bad"
+done
+for good in "--json" "-j" "--json=pretty" "--json=short" "--json=off" "-t 500ms" "--timeout=5s" "-t 5" "--no-pager" \
+            "--no-legend"; do
+        # shellcheck disable=SC2086
+        expect_exit 3 "wbtunectl $good (no daemon)" "$WBTUNECTL" --socket "$tmp/none" $good status
+done
+expect_exit 0 "wbtunectl --list=verbs" "$WBTUNECTL" --list=verbs
+for v in status devices show explain top wait history plot reload restore; do
+        grep -qx "$v" "$tmp/out" || fail "--list=verbs does not list $v"
+        grep -Eq "^  $v( |\$)" <(sed 's/^  \([a-z]*\).*/  \1/' <("$WBTUNECTL" --help)) || fail "--help does not list $v"
+done
+expect_exit 0 "wbtunectl --list=options" "$WBTUNECTL" --list=options
+for o in --socket= --json --timeout= --no-pager --no-legend --once --csv --output= --list= --help --version; do
+        grep -qxF -- "$o" "$tmp/out" || fail "--list=options does not list $o"
+        grep -qF -- "${o%=}" <("$WBTUNECTL" --help) || fail "--help does not describe ${o%=}"
+done
+ok "--json=MODE, --timeout with units, --no-pager, --no-legend, --list: parsed; bad values refused"
+
+# -t: the time the daemon may send nothing; "500ms" gives up after half a second
+"$PYTHON3" -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); time.sleep(60)' "$tmp/mute.sock" &
+mute=$!
+push_cleanup "stop_pid $mute"
+wait_for_socket "$tmp/mute.sock" 10 || fail "the mute socket did not start"
+start=$(date +%s%N)
+expect_exit 3 "wbtunectl -t 500ms, a daemon that never answers" "$WBTUNECTL" --socket "$tmp/mute.sock" -t 500ms status
+ms=$((($(date +%s%N) - start) / 1000000))
+grep -q 'sent nothing for 500 ms' "$tmp/err" || { cat "$tmp/err"; fail "-t 500ms: no message"; }
+[[ $ms -ge 450 && $ms -lt 3000 ]] || fail "-t 500ms gave up after $ms ms"
+expect_exit 3 "wbtunectl -t 1 (seconds)" "$WBTUNECTL" --socket "$tmp/mute.sock" -t 1 status
+grep -q 'sent nothing for 1000 ms' "$tmp/err" || { cat "$tmp/err"; fail "-t 1: not a second"; }
+ok "-t 500ms gave up after $ms ms; a bare -t 1 is a second"
+
 expect_exit 3 "wbtunectl status, no daemon" "$WBTUNECTL" --socket "$tmp/none" status
 one_line "$tmp/err" "wbtunectl status, no daemon"
 expect_exit 3 "wbtunectl devices --json, no daemon" "$WBTUNECTL" --socket "$tmp/none" devices --json
@@ -137,6 +175,78 @@ for verb in devices "show x" "explain x"; do
         grep -q 'evil\\x1b\[2J\\x0aforged line\\u009b31m\\u202e' "$tmp/out" || { cat "$tmp/out"; fail "$verb does not show the name escaped"; }
 done
 ok "names with control characters, newlines and bidi overrides are shown escaped"
+
+# --- no verb is status; --json modes; --no-legend ------------------------------------------------
+canned status '{"version":2,"ok":false,"error":"canned status","errno":"EIO"}'
+expect_exit 1 "wbtunectl without a verb" "$WBTUNECTL" --socket "$tmp/fake.sock"
+grep -qx 'wbtunectl: status: canned status' "$tmp/err" || { cat "$tmp/err"; fail "no verb did not ask for status"; }
+expect_exit 0 "devices --json=short" "$WBTUNECTL" --socket "$tmp/fake.sock" devices --json=short
+one_line "$tmp/out" "devices --json=short"
+"$PYTHON3" -c 'import json, sys; json.load(open(sys.argv[1]))["devices"][0]["bdi"] == "7:0" or sys.exit(1)' "$tmp/out" ||
+        fail "devices --json=short is not the reply's result"
+expect_exit 0 "devices --json (pretty)" "$WBTUNECTL" --socket "$tmp/fake.sock" devices --json
+[[ $(wc -l < "$tmp/out") -gt 10 ]] || fail "devices --json is not indented"
+expect_exit 0 "devices --json=off" "$WBTUNECTL" --socket "$tmp/fake.sock" devices --json=off
+grep -q '^BDI ' "$tmp/out" || fail "devices --json=off is not the table"
+expect_exit 0 "devices --no-legend" "$WBTUNECTL" --socket "$tmp/fake.sock" devices --no-legend
+one_line "$tmp/out" "devices --no-legend"
+grep -q '^7:0 ' "$tmp/out" || { cat "$tmp/out"; fail "devices --no-legend: not just the row"; }
+ok "no verb asks for status; --json=short/pretty/off; --no-legend leaves the header out"
+
+# --- pager and colours, on a terminal (script(1) gives one) ---------------------------------------
+if command -v script >/dev/null; then
+        # on_tty CMD...: run under a pseudo-terminal (stdin from /dev/null); output in $tmp/tty
+        on_tty() {
+                script -qec "$(printf '%q ' "$@")" /dev/null < /dev/null > "$tmp/tty" 2>&1
+        }
+        export PAGER='sed s/^/PAGED:/'
+        unset SYSTEMD_PAGER SYSTEMD_COLORS NO_COLOR LESS SYSTEMD_LESS
+        on_tty "$WBTUNECTL" --socket "$tmp/fake.sock" devices
+        grep -q '^PAGED:BDI ' "$tmp/tty" || { cat -A "$tmp/tty"; fail "devices on a terminal did not go through \$PAGER"; }
+        on_tty "$WBTUNECTL" --socket "$tmp/fake.sock" --no-pager devices
+        grep -q 'PAGED:' "$tmp/tty" && fail "--no-pager still paged"
+        grep -q '^BDI ' "$tmp/tty" || { cat -A "$tmp/tty"; fail "--no-pager printed no table"; }
+        "$WBTUNECTL" --socket "$tmp/fake.sock" devices | grep -q 'PAGED:' && fail "paged into a pipe"
+        on_tty env SYSTEMD_PAGER='sed s/^/SYSTEMD:/' "$WBTUNECTL" --socket "$tmp/fake.sock" devices
+        grep -q '^SYSTEMD:BDI ' "$tmp/tty" || { cat -A "$tmp/tty"; fail "\$SYSTEMD_PAGER is not preferred to \$PAGER"; }
+        on_tty env PAGER='printf "LESS=%s\n" "$LESS"; cat >/dev/null' "$WBTUNECTL" --socket "$tmp/fake.sock" show x
+        grep -q '^LESS=FRSXMK' "$tmp/tty" || { cat -A "$tmp/tty"; fail "the pager did not get LESS=FRSXMK"; }
+        on_tty env PAGER=cat "$WBTUNECTL" --socket "$tmp/fake.sock" devices
+        grep -q '^BDI ' "$tmp/tty" || { cat -A "$tmp/tty"; fail "PAGER=cat: no table"; }
+        on_tty "$WBTUNECTL" --socket "$tmp/fake.sock" top --once
+        grep -q 'PAGED:' "$tmp/tty" && fail "top was paged"
+        ok "pager: \$SYSTEMD_PAGER, \$PAGER with LESS=FRSXMK on a terminal; not with --no-pager, into a pipe, or for top"
+
+        # colour for warnings only: an overridden knob's state
+        "$PYTHON3" - "$replies" <<'PYEOF'
+import json, os, sys
+knob = {"knob": "max_bytes", "unit": "bytes", "supported": True, "current": 1, "desired": None, "policy": None,
+        "reason": "set by hand", "clamp": None, "original": None, "state": "override", "note": None}
+device = {"bdi": "7:0", "has_devnum": False, "name": "loop0", "fstype": "", "mounts": [], "model": "", "traits": [],
+          "knobs": {}, "source": "debugfs", "dirty_bytes": 0, "writeback_bytes": 0, "thresh_bytes": 0,
+          "dirtied_total_bytes": 0, "written_total_bytes": 0, "kernel_bw_bytes_per_s": 0, "wb_bw_bytes_per_s": 0,
+          "write_bw_bytes_per_s": 0, "dirty_rate_bytes_per_s": 0, "backlog_bytes": 0, "backlog_s": 0,
+          "seen_before": True, "tuning": {"managed": True, "active": True, "bw_estimate_bytes_per_s": 0, "knobs": [knob]}}
+open(os.path.join(sys.argv[1], "show"), "w").write(json.dumps({"version": 2, "ok": True, "result": {"device": device}}))
+PYEOF
+        warn=$'\e[1;33moverride\e[0m'
+        on_tty "$WBTUNECTL" --socket "$tmp/fake.sock" --no-pager show x
+        grep -qF "$warn" "$tmp/tty" || { cat -A "$tmp/tty"; fail "a terminal: the override is not in colour"; }
+        [[ $(grep -o $'\e\[[0-9;]*m' "$tmp/tty" | sort -u | tr -d '
+') == $'\e[0m\e[1;33m' ]] ||
+                { cat -A "$tmp/tty"; fail "colours other than the warning's"; }
+        for env in NO_COLOR=1 SYSTEMD_COLORS=0 TERM=dumb; do
+                on_tty env "$env" "$WBTUNECTL" --socket "$tmp/fake.sock" --no-pager show x
+                grep -q $'\e\[1;33m' "$tmp/tty" && { cat -A "$tmp/tty"; fail "$env: still in colour"; }
+                grep -q 'override' "$tmp/tty" || fail "$env: no table"
+        done
+        "$WBTUNECTL" --socket "$tmp/fake.sock" show x | grep -q $'\e' && fail "colour into a pipe"
+        SYSTEMD_COLORS=1 "$WBTUNECTL" --socket "$tmp/fake.sock" show x | grep -qF "$warn" || fail "SYSTEMD_COLORS=1 does not force colour"
+        ok "colour: warnings only, on a terminal; NO_COLOR, SYSTEMD_COLORS=0 and TERM=dumb turn it off"
+        unset PAGER
+else
+        log "no script(1): the pager and colour checks are skipped"
+fi
 
 # plot: neither the daemon's BDI name nor the -o path may become gnuplot code
 if command -v gnuplot >/dev/null; then

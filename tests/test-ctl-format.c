@@ -24,7 +24,8 @@ static const char *device_a =
         "\"source\":\"debugfs\",\"dirty_bytes\":12582912,\"writeback_bytes\":0,\"thresh_bytes\":104857600,"
         "\"dirtied_total_bytes\":1073741824,\"written_total_bytes\":1048576,\"kernel_bw_bytes_per_s\":0,"
         "\"wb_bw_bytes_per_s\":8388608,\"write_bw_bytes_per_s\":1000,\"dirty_rate_bytes_per_s\":0,"
-        "\"backlog_bytes\":12582912,\"backlog_s\":1.5,\"seen_before\":true,\"future_field\":7}";
+        "\"backlog_bytes\":12582912,\"backlog_s\":1.5,\"seen_before\":true,\"future_field\":7,"
+        "\"tuning\":{\"managed\":true,\"active\":true,\"bw_estimate_bytes_per_s\":4194304,\"knobs\":[]}}";
 
 /* An NFS-like BDI: no devnum, no mounts listed, old kernel knobs only, bandwidth unknown. */
 static const char *device_b =
@@ -63,14 +64,21 @@ static void test_knobs(void) {
         json_object_put(k);
 }
 
+/* One bandwidth everywhere: the policy's estimate (the tuning's), whatever the kernel's figures say. */
 static void test_bw(void) {
         json_object *d = json_tokener_parse(device_a);
-        CHECK_EQ_U64(ctl_device_bw(d), 8388608);   /* wb_bw first */
+
+        CHECK_EQ_U64(ctl_device_bw(d), 4194304);   /* not wb_bw (8M), kernel_bw (0) or write_bw (1000) */
         json_object_object_add(d, "wb_bw_bytes_per_s", json_object_new_uint64(0));
-        CHECK_EQ_U64(ctl_device_bw(d), 1000);      /* kernel_bw is 0: own estimate */
-        json_object_object_add(d, "kernel_bw_bytes_per_s", json_object_new_uint64(5000));
-        CHECK_EQ_U64(ctl_device_bw(d), 5000);
+        CHECK_EQ_U64(ctl_device_bw(d), 4194304);
+        json_object_object_del(d, "tuning");
+        CHECK_EQ_U64(ctl_device_bw(d), 0);         /* no tuning: not known, never another figure */
         json_object_put(d);
+
+        CHECK(ctl_clean_in_s(0, 0) == 0.0);
+        CHECK(ctl_clean_in_s(0, 1000) == 0.0);
+        CHECK(ctl_clean_in_s(1000, 0) == -1.0);
+        CHECK(ctl_clean_in_s(12582912, 4194304) == 3.0);
 }
 
 static void test_devices(void) {
@@ -85,16 +93,16 @@ static void test_devices(void) {
         text = render(ctl_format_devices, result, &r);
         CHECK(r == 0);
         CHECK_STREQ(text,
-"BDI   NAME      MOUNTS     FS    TRAITS          DIRTY    WB  THRESH      BW  BACKLOG  KNOBS\n"
-"7:3   loop3     /mnt/x +2  ext4  rotational,usb    12M     0    100M  8.0M/s     1.5s  max 100% strict 0\n"
-"0:52  nfs 0:52  -          -     -                   0  2.0K       0     0/s        ?  min 2% max 50% strict 1\n");
+"BDI   NAME      MOUNTS     FS    TRAITS          DIRTY    WB  THRESH      BW  CLEAN IN  KNOBS\n"
+"7:3   loop3     /mnt/x +2  ext4  rotational,usb    12M     0    100M  4.0M/s      3.0s  max 100% strict 0\n"
+"0:52  nfs 0:52  -          -     -                   0  2.0K       0     0/s         ?  min 2% max 50% strict 1\n");
         free(text);
         json_object_put(result);
 
         /* No devices: just the header. */
         result = json_tokener_parse("{\"devices\":[]}");
         text = render(ctl_format_devices, result, &r);
-        CHECK_STREQ(text, "BDI  NAME  MOUNTS  FS  TRAITS  DIRTY  WB  THRESH  BW  BACKLOG  KNOBS\n");
+        CHECK_STREQ(text, "BDI  NAME  MOUNTS  FS  TRAITS  DIRTY  WB  THRESH  BW  CLEAN IN  KNOBS\n");
         free(text);
         json_object_put(result);
 
@@ -120,35 +128,36 @@ static void test_device(void) {
 
         CHECK(r == 0);
         CHECK_STREQ(text,
-"                 BDI: 7:3\n"
-"                Name: loop3\n"
-"               Major: 7\n"
-"               Minor: 3\n"
-"               Model: -\n"
-"          Filesystem: ext4\n"
-"              Mounts: /mnt/x, /mnt/y, /mnt/z\n"
-"              Traits: rotational, usb\n"
-"        Stats source: debugfs\n"
-"               Dirty: 12M (12582912 bytes)\n"
-"           Writeback: 0\n"
-"     Dirty threshold: 100M (104857600 bytes)\n"
-"             Backlog: 12M (12582912 bytes)\n"
-"        Backlog time: 1.50s\n"
-"      Bandwidth (wb): 8.0M/s\n"
-"  Bandwidth (kernel): 0/s\n"
-"Bandwidth (measured): 1000/s\n"
-"          Dirty rate: 0/s\n"
-"       Dirtied total: 1.0G (1073741824 bytes)\n"
-"       Written total: 1.0M (1048576 bytes)\n"
-"         Rates valid: yes\n"
-"      Knob min_ratio: 0%\n"
-"      Knob max_ratio: 100%\n"
-" Knob min_ratio_fine: 0% (0 ppm)\n"
-" Knob max_ratio_fine: 100% (1000000 ppm)\n"
-"      Knob min_bytes: 0\n"
-"      Knob max_bytes: 400M (419430400 bytes)\n"
-"   Knob strict_limit: 0\n"
-"        future_field: 7\n");
+"                BDI: 7:3\n"
+"               Name: loop3\n"
+"              Major: 7\n"
+"              Minor: 3\n"
+"              Model: -\n"
+"         Filesystem: ext4\n"
+"             Mounts: /mnt/x, /mnt/y, /mnt/z\n"
+"             Traits: rotational, usb\n"
+"       Stats source: debugfs\n"
+"              Dirty: 12M (12582912 bytes)\n"
+"          Writeback: 0\n"
+"    Dirty threshold: 100M (104857600 bytes)\n"
+"            Backlog: 12M (12582912 bytes)\n"
+"          Bandwidth: 4.0M/s (the policy's estimate; the kernel's 8.0M/s, 0/s now; measured 1000/s)\n"
+"           Clean in: 3.0s at 4.0M/s\n"
+"         Dirty rate: 0/s\n"
+"      Dirtied total: 1.0G (1073741824 bytes)\n"
+"      Written total: 1.0M (1048576 bytes)\n"
+"        Rates valid: yes\n"
+"     Knob min_ratio: 0%\n"
+"     Knob max_ratio: 100%\n"
+"Knob min_ratio_fine: 0% (0 ppm)\n"
+"Knob max_ratio_fine: 100% (1000000 ppm)\n"
+"     Knob min_bytes: 0\n"
+"     Knob max_bytes: 400M (419430400 bytes)\n"
+"  Knob strict_limit: 0\n"
+"       future_field: 7\n"
+"\n"
+"Tuning: managed, active, bandwidth taken as 4.0M/s\n"
+"No knob.\n");
         free(text);
         json_object_put(d);
 
@@ -256,9 +265,10 @@ static const char *top_json =
         "\"devices\":[{\"bdi\":\"7:3\",\"name\":\"loop3\",\"dirty_bytes\":16777216,\"writeback_bytes\":1048576,"
         "\"thresh_bytes\":16777216,\"wb_bw_bytes_per_s\":4194304,\"dirty_rate_bytes_per_s\":4194304,"
         "\"backlog_bytes\":17825792,\"backlog_s\":4.25,\"knobs\":{\"max_ratio\":100,\"strict_limit\":1},"
+        "\"tuning\":{\"managed\":true,\"active\":true,\"bw_estimate_bytes_per_s\":2097152,\"knobs\":[]},"
         "\"throttle\":{\"pauses\":9,\"pause_ms_per_s\":812.4}}],"
         "\"attribution\":{\"enabled\":true,\"reason\":null,\"trace_instance\":\"wbtuned\",\"taskstats\":true,"
-        "\"delayacct\":true,\"tick\":{\"lost_kernel\":3,\"lost_markers\":1,\"dropped_tasks\":0}},"
+        "\"delayacct\":true,\"tick\":{\"lost_kernel\":3,\"lost_markers\":1,\"dropped_tasks\":0},\"window_usec\":5000000},"
         "\"dirtiers\":[{\"pid\":4242,\"comm\":\"dd\",\"write_bytes_per_s\":4194304,\"cancelled_write_bytes_per_s\":0,"
         "\"bdi\":\"7:3\",\"name\":\"loop3\",\"pause_ms_per_s\":812.4,\"blkio_delay_ms_per_s\":12.6},"
         "{\"pid\":17,\"comm\":\"cp\",\"write_bytes_per_s\":1024,\"cancelled_write_bytes_per_s\":512}],"
@@ -278,15 +288,15 @@ static void test_top(void) {
 "Dirty 100M  Writeback 8.0M  Threshold 400M  Background 200M  Dirtying 50M/s  Writing 4.0M/s\n"
 "Attribution on (trace instance wbtuned, taskstats on, delay accounting on); this tick lost 3 events, dropped 0 tasks\n"
 "\n"
-"DEVICE  NAME   DIRTY    WB  THRESH      BW  DIRTYING  BACKLOG  PAUSE ms/s  KNOBS\n"
-"7:3     loop3    16M  1.0M     16M  4.0M/s    4.0M/s     4.2s         812  max 100% strict 1\n"
+"DEVICE  NAME   DIRTY    WB  THRESH      BW  DIRTYING  CLEAN IN  PAUSE ms/s  KNOBS\n"
+"7:3     loop3    16M  1.0M     16M  2.0M/s    4.0M/s      8.5s         812  max 100% strict 1\n"
 "\n"
-"Dirtying most\n"
+"Dirtying most, in the last 5.0s\n"
 " PID  COMM   WRITE  CANCELLED  DEVICE       PAUSE ms/s  BLKIO ms/s\n"
 "4242  dd    4.0M/s        0/s  loop3 (7:3)         812          13\n"
 "  17  cp    1.0K/s      512/s  -                     -           -\n"
 "\n"
-"Paused most (balance_dirty_pages)\n"
+"Paused most (balance_dirty_pages), in the last 5.0s\n"
 " PID  COMM  DEVICE       PAUSE ms/s  PAUSES  MAX ms  RATELIMIT   WRITE  BLKIO ms/s\n"
 "4242  dd    loop3 (7:3)         812       9     120     4.0M/s  4.0M/s           -\n");
         free(text);
@@ -307,7 +317,7 @@ static void test_top(void) {
         CHECK(r == 0);
         CHECK(strstr(text, "Attribution off: not on the live system (--root /x)\n") != NULL);
         CHECK(strstr(text, "No device is holding or writing dirty data.\n") != NULL);
-        CHECK(strstr(text, "No task dirtied pages this tick.\n") != NULL);
+        CHECK(strstr(text, "No task dirtied pages this tick.\n") != NULL);   /* no window_usec: the first tick */
         CHECK(strstr(text, "No task was throttled this tick.\n") != NULL);
         free(text);
         json_object_put(o);
@@ -481,9 +491,9 @@ static void test_escaping(void) {
 
         CHECK(r == 0);
         CHECK_STREQ(text,
-"BDI  NAME                 MOUNTS          FS             TRAITS  DIRTY  WB  THRESH   BW  BACKLOG  KNOBS\n"
-"7:0  l\\x1b[31mx (a\\x0ab)  /mnt/caf\xc3\xa9\\x0ax  fuse.\\u009b2J  \\u202e      0   0       0  0/s       0s  -\n"
-"8:0  caf\xc3\xa9                 -               -              -           0   0       0  0/s       0s  -\n");
+"BDI  NAME                 MOUNTS          FS             TRAITS  DIRTY  WB  THRESH   BW  CLEAN IN  KNOBS\n"
+"7:0  l\\x1b[31mx (a\\x0ab)  /mnt/caf\xc3\xa9\\x0ax  fuse.\\u009b2J  \\u202e      0   0       0  0/s        0s  -\n"
+"8:0  caf\xc3\xa9                 -               -              -           0   0       0  0/s        0s  -\n");
         free(text);
         json_object_put(o);
 
@@ -507,8 +517,9 @@ static void test_show_explain(void) {
         text = render(ctl_format_show, o, &r);
         CHECK(r == 0);
         CHECK_STREQ(text,
-" BDI: 7:0\n"
-"Name: loop0\n"
+"      BDI: 7:0\n"
+"     Name: loop0\n"
+"Bandwidth: 8.0M/s (the policy's estimate; the kernel's 0/s, 0/s now; measured 0/s)\n"
 "\n"
 "Tuning: managed, idle, bandwidth taken as 8.0M/s\n"
 "KNOB       STATE                 ORIGINAL  CURRENT  DESIRED  REASON\n"
@@ -574,6 +585,91 @@ static void test_plot_data(void) {
         free(out);
 }
 
+/* --no-legend: the rows alone; colour: warnings only, around text already escaped, widths unchanged. */
+static void test_style(void) {
+        json_object *o = json_tokener_parse("{\"devices\":[{\"bdi\":\"7:0\",\"name\":\"loop0\",\"mounts\":[],\"traits\":[],"
+                                            "\"knobs\":{}}]}");
+        char *text;
+        int r;
+
+        ctl_format_set_style(false, false);
+        text = render(ctl_format_devices, o, &r);
+        CHECK(r == 0);
+        CHECK_STREQ(text, "7:0  loop0  -  -  -  0  0  0  0/s  0s  -\n");
+        free(text);
+        json_object_put(o);
+
+        /* an empty table says nothing without its legend */
+        o = json_tokener_parse("{\"global\":{},\"devices\":[],\"attribution\":{\"enabled\":false,\"reason\":\"x\","
+                               "\"window_usec\":5000000},\"dirtiers\":[],\"paused\":[]}");
+        text = render(top_all, o, &r);
+        CHECK(r == 0 && !strstr(text, "No task") && !strstr(text, "PID") && !strstr(text, "No device"));
+        free(text);
+        json_object_put(o);
+
+        /* colour: an overridden knob's state and untrusted figures, nothing else */
+        ctl_format_set_style(true, true);
+        o = json_tokener_parse("{\"knobs\":[{\"knob\":\"max_bytes\",\"unit\":\"bytes\",\"current\":1,\"reason\":\"r\","
+                               "\"state\":\"override\"},{\"knob\":\"min_bytes\",\"unit\":\"bytes\",\"current\":1,"
+                               "\"reason\":\"r\",\"state\":\"managed\"}]}");
+        text = render(ctl_format_tuning, o, &r);
+        CHECK(r == 0);
+        CHECK_STREQ(text,
+"KNOB       STATE     ORIGINAL  CURRENT  DESIRED  REASON\n"
+"max_bytes  \x1b[1;33moverride\x1b[0m         -        1        -  r\n"
+"min_bytes  managed          -        1        -  r\n");
+        free(text);
+        json_object_put(o);
+
+        o = json_tokener_parse("{\"global\":{},\"kernel_support\":{\"devices_trusted\":false,\"why\":\"evil\\u001b[2J\"},"
+                               "\"writes\":{\"enabled\":true,\"failures_total\":0,\"saved_file_refused\":null}}");
+        text = render(ctl_format_status, o, &r);
+        CHECK(r == 0);
+        CHECK(strstr(text, "Device figures: \x1b[1;33mNOT trusted, limits and caps left alone: evil\\x1b[2J\x1b[0m\n") != NULL);
+        CHECK(strstr(text, "Written: 0 in the last minute") != NULL && !strstr(text, "Written: \x1b"));
+        free(text);
+        json_object_put(o);
+        ctl_format_set_style(true, false);
+}
+
+/* wait's line and JSON object from one reading. */
+static void test_wait(void) {
+        ctl_wait_state w = {
+                .dirty_bytes = 4 << 20, .writeback_bytes = 2 << 20, .max_backlog_bytes = 12 << 20,
+                .bw_bytes_per_s = 8 << 20, .elapsed_s = 1.25, .syncing = true, .state = CTL_WAIT_WRITING,
+        };
+        char buf[512];
+        json_object *j;
+
+        CHECK(ctl_wait_done_percent(&w) == 50.0);
+        CHECK_STREQ(ctl_format_wait_line(&w, "loop0", true, buf, sizeof buf),
+                    "loop0 [##########..........]  50% 6.0M left (dirty 4.0M, writeback 2.0M) at 8.0M/s, clean in 0.8s");
+        CHECK_STREQ(ctl_format_wait_line(&w, "sd\x1b[2Jb", false, buf, sizeof buf),
+                    "sd\\x1b[2Jb  50% 6.0M left (dirty 4.0M, writeback 2.0M) at 8.0M/s, clean in 0.8s");
+        j = ctl_wait_json(&w, "loop0", "7:0");
+        CHECK_STREQ(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN),
+                    "{\"device\":\"loop0\",\"bdi\":\"7:0\",\"state\":\"writing\",\"dirty_bytes\":4194304,"
+                    "\"writeback_bytes\":2097152,\"backlog_bytes\":6291456,\"done_percent\":50.0,"
+                    "\"bw_estimate_bytes_per_s\":8388608,\"clean_in_s\":0.8,\"elapsed_s\":1.250,\"syncing\":true}");
+        json_object_put(j);
+
+        /* bandwidth not known yet: no ETA, null in JSON */
+        w.bw_bytes_per_s = 0;
+        CHECK(strstr(ctl_format_wait_line(&w, "loop0", false, buf, sizeof buf), ", bandwidth not known yet") != NULL);
+        j = ctl_wait_json(&w, "loop0", "7:0");
+        CHECK(json_object_object_get_ex(j, "clean_in_s", NULL) && !json_object_object_get(j, "clean_in_s"));
+        json_object_put(j);
+
+        /* clean: 100 %, and the syncfs that still runs is said */
+        w = (ctl_wait_state) { .max_backlog_bytes = 1 << 20, .syncing = true, .state = CTL_WAIT_CLEAN };
+        CHECK(ctl_wait_done_percent(&w) == 100.0);
+        CHECK_STREQ(ctl_format_wait_line(&w, "loop0", true, buf, sizeof buf),
+                    "loop0 [####################] 100% 0 left (dirty 0, writeback 0) at 0/s, clean (syncfs still running)");
+        /* a backlog that grew past the start is 0 % done, never negative */
+        w = (ctl_wait_state) { .dirty_bytes = 3 << 20, .max_backlog_bytes = 3 << 20 };
+        CHECK(ctl_wait_done_percent(&w) == 0.0);
+}
+
 int main(void) {
         test_check_reply();
         test_hostile();
@@ -588,5 +684,7 @@ int main(void) {
         test_devices();
         test_device();
         test_status();
+        test_style();
+        test_wait();
         TEST_EXIT();
 }

@@ -11,6 +11,7 @@
 static void make_sample(sample *s, bdi_device *devs, uint64_t tick, const char *const *bdis, size_t n) {
         memset(s, 0, sizeof(*s));
         s->time_usec = 1000000 * (tick + 1);
+        s->realtime_usec = 1700000000000000 + 1000000 * tick;   /* the wall clock of that tick */
         s->global.dirty_bytes = 1000 + tick;
         s->global.writeback_bytes = 2000 + tick;
         s->global.dirty_thresh_bytes = 3000 + tick;
@@ -220,12 +221,19 @@ int main(void) {
         CHECK_EQ_U64(json_len(j, NULL, "time_usec"), 5);
         CHECK_EQ_U64(json_len(j, NULL, "background_thresh_bytes"), 5);
         CHECK_EQ_U64(json_u64_at(j, NULL, "time_usec", 0), 8000000);
+        /* the wall clock of each tick, kept next to the monotonic time */
+        CHECK_EQ_U64(json_len(j, NULL, "realtime_usec"), 5);
+        CHECK_EQ_U64(json_u64_at(j, NULL, "realtime_usec", 0), 1700000007000000);
+        CHECK_EQ_U64(json_u64_at(j, NULL, "realtime_usec", 4), 1700000011000000);
         CHECK_EQ_U64(json_u64_at(j, NULL, "dirty_bytes", 4), 1011);
         CHECK_EQ_U64(json_len(j, "7:0", "dirty_bytes"), 5);
         CHECK_EQ_U64(json_u64_at(j, "7:0", "dirty_bytes", 0), 107);
         CHECK_EQ_U64(json_u64_at(j, "7:0", "max_bytes", 0), 16 << 20);
         CHECK_EQ_U64(json_len(j, "8:16", "time_usec"), 3);
         CHECK_EQ_U64(json_u64_at(j, "8:16", "time_usec", 0), 10000000);
+        CHECK_EQ_U64(json_len(j, "8:16", "realtime_usec"), 3);
+        CHECK_EQ_U64(json_u64_at(j, "8:16", "realtime_usec", 0), 1700000009000000);
+        CHECK_EQ_U64(json_u64_at(j, "7:0", "realtime_usec", 4), 1700000011000000);
         CHECK_EQ_U64(json_u64_at(j, "8:16", "dirty_bytes", 2), 211);
         CHECK_EQ_U64(json_u64_at(j, "8:16", "max_bytes", 2), 0);
         CHECK_EQ_U64(json_object_object_length(json_object_object_get(j, "devices")), 2);
@@ -240,16 +248,16 @@ int main(void) {
         CHECK(r == 0);
         CHECK_EQ_U64(count_lines(csv), 1 + 5);
         {
-                static const char header[] = "time_usec,global_dirty_bytes,global_writeback_bytes,global_dirty_thresh_bytes,global_background_thresh_bytes\n";
+                static const char header[] = "realtime_usec,time_usec,global_dirty_bytes,global_writeback_bytes,global_dirty_thresh_bytes,global_background_thresh_bytes\n";
                 CHECK(strncmp(csv, header, strlen(header)) == 0);
         }
-        CHECK(strstr(csv, "\n8000000,1007,2007,3007,1507\n") != NULL);
+        CHECK(strstr(csv, "\n1700000007000000,8000000,1007,2007,3007,1507\n") != NULL);
         csv_b = csv_of(h, "8:16", &r);
         CHECK(r == 0);
         CHECK_EQ_U64(count_lines(csv_b), 1 + 3);
         CHECK(strstr(csv_b, ",dirty_bytes,writeback_bytes,thresh_bytes,write_bw_bytes_per_s,dirty_rate_bytes_per_s,max_bytes\n") != NULL);
-        CHECK(strstr(csv_b, "\n10000000,1009,2009,3009,1509,209,19,5009,7009,8009,0\n") != NULL);
-        CHECK(strstr(csv_b, "\n12000000,1011,2011,3011,1511,211,21,5011,7011,8011,0\n") != NULL);
+        CHECK(strstr(csv_b, "\n1700000009000000,10000000,1009,2009,3009,1509,209,19,5009,7009,8009,0\n") != NULL);
+        CHECK(strstr(csv_b, "\n1700000011000000,12000000,1011,2011,3011,1511,211,21,5011,7011,8011,0\n") != NULL);
         free(csv_of(h, "9:9", &r));
         CHECK(r == -ENOENT);
 
@@ -261,7 +269,7 @@ int main(void) {
         CHECK_EQ_U64(history_device_size(h, "7:0"), 1);
         csv_a = csv_of(h, "7:0", &r);
         CHECK(r == 0 && count_lines(csv_a) == 2);
-        CHECK(strstr(csv_a, "\n12000000,1011,") != NULL);
+        CHECK(strstr(csv_a, "\n1700000011000000,12000000,1011,") != NULL);
         make_sample(&s, devs, 16, b_only, 1);
         CHECK(history_add(h, &s) == 0);
         CHECK_EQ_U64(history_device_size(h, "7:0"), 0);

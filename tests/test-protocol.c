@@ -286,8 +286,63 @@ static bool live_only(protocol_field f) {
         return protocol_fields[f].kind == PK_TASK_IO || f == PF_ATTRIBUTION_PROC_SCAN_REASON;
 }
 
+/* A string that is a number, bare or with a unit ("16M", "1000000 ppm", "5.00s", "20%", "8.0M/s"): numbers go
+ * into replies as JSON numbers, their units in the field's name. */
+static bool number_in_string(const char *s) {
+        const char *p = s;
+
+        if (!(*p >= '0' && *p <= '9'))
+                return false;
+        while ((*p >= '0' && *p <= '9') || *p == '.')
+                p++;
+        while (*p == ' ')
+                p++;
+        while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '%' || *p == '/')
+                p++;
+        return *p == '\0';
+}
+
+/* Every string of o that holds a number, by path; 0 if none. The texts meant for people or as CSV, and the
+ * package's version, are not looked into. */
+static unsigned numbers_in_strings(json_object *o, const char *path) {
+        char sub[512];
+        unsigned n = 0;
+
+        if (json_object_is_type(o, json_type_string)) {
+                if (!number_in_string(json_object_get_string(o)))
+                        return 0;
+                printf("# %s is the string \"%s\": a number belongs in a JSON number\n", path, json_object_get_string(o));
+                return 1;
+        }
+        if (json_object_is_type(o, json_type_array))
+                for (size_t i = 0; i < json_object_array_length(o); i++) {
+                        snprintf(sub, sizeof sub, "%.400s[%zu]", path, i);
+                        n += numbers_in_strings(json_object_array_get_idx(o, i), sub);
+                }
+        if (json_object_is_type(o, json_type_object)) {
+                json_object_object_foreach(o, key, v) {
+                        if (strcmp(key, protocol_name(PF_EXPLAIN_TEXT)) == 0 || strcmp(key, protocol_name(PF_HISTORY_CSV_CSV)) == 0 ||
+                            strcmp(key, protocol_name(PF_STATUS_PACKAGE_VERSION)) == 0)
+                                continue;
+                        snprintf(sub, sizeof sub, "%.400s.%.64s", path, key);
+                        n += numbers_in_strings(v, sub);
+                }
+        }
+        return n;
+}
+
 static int top_all(json_object *o, FILE *f) {
         return ctl_format_top(o, 0, f);
+}
+
+static void test_number_in_string(void) {
+        static const char *const numbers[] = { "16M", "1000000 ppm", "5.00s", "20%", "8.0M/s", "0", "12" };
+        static const char *const words[] = { "7:2", "nfs 0:52", "loop2", "max_bytes", "", "bandwidth 8.0M/s x 2 s", "0x1f" };
+
+        for (size_t i = 0; i < ELEMENTSOF(numbers); i++)
+                CHECK(number_in_string(numbers[i]));
+        for (size_t i = 0; i < ELEMENTSOF(words); i++)
+                CHECK(!number_in_string(words[i]));
 }
 
 static void test_round_trip(void) {
@@ -369,6 +424,7 @@ static void test_round_trip(void) {
                 if (r < 0)
                         continue;
                 cover(reply, PK_REPLY);
+                CHECK_EQ_U64(numbers_in_strings(reply, cases[i].verb), 0);
                 /* replies are UTF-8 whatever the names hold */
                 const char *text = json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN);
                 CHECK(utf8_valid(text, strlen(text)));
@@ -448,6 +504,7 @@ int main(void) {
         }
         test_recorded_fields();
         test_doc();
+        test_number_in_string();
         test_round_trip();
 
         char cmd[300];

@@ -1,7 +1,8 @@
 /* libFuzzer: wbtunectl's reading of replies fed arbitrary JSON (and arbitrary CSV for plot). The
  * check against the protocol, every renderer on checked and unchecked objects, and the plot's CSV
- * reader never crash, and what they print holds no control character but the newline. Build and
- * run: tests/fuzz/run.sh. */
+ * reader never crash, and what they print holds no control character but the newline; nor do the
+ * tables without their legend, or wait's line and JSON object made from a device. Build and run:
+ * tests/fuzz/run.sh. */
 #include <stdint.h>
 #include <string.h>
 
@@ -76,6 +77,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         render(renderers[i], o);
                         render(renderers[i], proto_get(o, PF_REPLY_RESULT));
                 }
+                /* --no-legend */
+                ctl_format_set_style(false, false);
+                for (size_t i = 0; i < ELEMENTSOF(renderers); i++)
+                        render(renderers[i], o);
+                ctl_format_set_style(true, false);
+
+                /* wait: a reading of the object as a device */
+                char line[1024];
+                ctl_wait_state w = {
+                        .dirty_bytes = proto_u64(o, PF_DEVICE_DIRTY_BYTES),
+                        .writeback_bytes = proto_u64(o, PF_DEVICE_WRITEBACK_BYTES),
+                        .max_backlog_bytes = proto_u64(o, PF_DEVICE_BACKLOG_BYTES),
+                        .bw_bytes_per_s = ctl_device_bw(o),
+                        .elapsed_s = proto_double(o, PF_DEVICE_BACKLOG_S),
+                        .state = CTL_WAIT_WRITING,
+                };
+                for (int bar = 0; bar <= 1; bar++) {
+                        ctl_format_wait_line(&w, proto_str(o, PF_DEVICE_NAME), bar, line, sizeof line);
+                        for (const char *p = line; *p; p++)
+                                check((unsigned char) *p >= 0x20 && *p != 0x7f, "a control character in wait's line");
+                }
+                json_object_put(ctl_wait_json(&w, proto_str(o, PF_DEVICE_NAME), proto_str(o, PF_DEVICE_BDI)));
+
                 char buf[64];
                 (void) ctl_format_knobs(o, buf, sizeof buf);
                 (void) ctl_device_bw(o);
