@@ -198,6 +198,8 @@
         X(COUNTERS, BAD_LINES,       "bad_lines",       U64, REQUIRED, NONE) \
         X(COUNTERS, BYTES_READ,      "bytes_read",      U64, REQUIRED, NONE) \
         X(COUNTERS, BUDGET_HITS,     "budget_hits",     U64, REQUIRED, NONE) \
+        X(COUNTERS, PAUSES,          "pauses",          U64, REQUIRED, NONE)   /* throttled writers' sleeps */ \
+        X(COUNTERS, PAUSE_MS,        "pause_ms",        U64, REQUIRED, NONE)   /* and their length */ \
         \
         X(HISTORY_STATUS, MINUTES,      "minutes",      U64, REQUIRED, NONE) \
         X(HISTORY_STATUS, TICKS,        "ticks",        U64, REQUIRED, NONE) \
