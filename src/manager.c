@@ -138,6 +138,7 @@ static void manager_scan_memcgs(manager *m, uint64_t now) {
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         manager *m = userdata;
+        uint64_t work_start_usec = now_usec();
         sample next = {};
         int r;
 
@@ -157,6 +158,8 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                 if (m->history && history_add(m->history, &m->current) < 0)
                         log_debug("History has no room for a new device this tick.");
                 attribution_tick(m->attribution, m->current.time_usec);
+                m->last_tick_work_usec = now_usec() - work_start_usec;
+                m->tick_work_total_usec += m->last_tick_work_usec;
                 manager_notify_status(m);
                 if (m->print_ticks)
                         manager_print_tick(m);
@@ -280,6 +283,8 @@ static report_daemon manager_report(const manager *m) {
                 .dry_run = m->dry_run,
                 .root = m->root ? m->root : "/",
                 .config_path = m->config_path,
+                .last_tick_work_usec = m->last_tick_work_usec,
+                .tick_work_total_usec = m->tick_work_total_usec,
         };
 }
 
@@ -793,6 +798,7 @@ int manager_start(manager *m) {
         r = observe_new(m->root, !m->root, &m->observe);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the readers: %m");
+        uint64_t work_start_usec = now_usec();
         r = observe_sample(m->observe, &m->current);
         if (r < 0)
                 return log_error_errno(r, "Failed to read the writeback state: %m");
@@ -808,6 +814,8 @@ int manager_start(manager *m) {
                           m->support.why);
         m->n_ticks = 1;
         manager_decide_and_act(m);
+        /* the first tick: its sample, the kernel probe and the decision */
+        m->last_tick_work_usec = m->tick_work_total_usec = now_usec() - work_start_usec;
 
         m->history_minutes = m->config.history_minutes;
         capacity = history_capacity(m->history_minutes, m->config.tick_ms, &capped);

@@ -115,6 +115,8 @@
         X(STATUS, HOTPLUG,         "hotplug",         OBJECT, REQUIRED, HOTPLUG) \
         X(STATUS, WRITES,          "writes",          OBJECT, REQUIRED, WRITES) \
         X(STATUS, KERNEL_SUPPORT,  "kernel_support",  OBJECT, REQUIRED, KERNEL_SUPPORT) \
+        X(STATUS, LAST_TICK_WORK_USEC,  "last_tick_work_usec",  U64, REQUIRED, NONE)   /* the last tick's work */ \
+        X(STATUS, TICK_WORK_TOTAL_USEC, "tick_work_total_usec", U64, REQUIRED, NONE)   /* of all "ticks" */ \
         \
         X(WRITES, ENABLED,            "enabled",            BOOL,   REQUIRED, NONE)   /* knobs are written now */ \
         X(WRITES, REASON,             "reason",             STRING, REQUIRED, NONE)   /* why, or why not */ \
