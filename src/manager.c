@@ -288,16 +288,19 @@ static report_daemon manager_report(const manager *m) {
         };
 }
 
-static int verb_status(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
-        manager *m = userdata;
+static json_object *manager_status_json(const manager *m) {
         report_daemon d = manager_report(m);
 
-        *reply = report_status(&d, &m->current,
-                               explain_global_json(&m->current, m->have_decision ? &m->decision : NULL, m->actuator),
-                               attribution_status_json(m->attribution),
-                               history_status_json(m->history, m->history_minutes),
-                               report_hotplug(m->hotplug != NULL, m->hotplug_reason, m->hotplug_events),
-                               writes_status_json(m), report_kernel_support(&m->support, &m->memcg));
+        return report_status(&d, &m->current,
+                             explain_global_json(&m->current, m->have_decision ? &m->decision : NULL, m->actuator),
+                             attribution_status_json(m->attribution),
+                             history_status_json(m->history, m->history_minutes),
+                             report_hotplug(m->hotplug != NULL, m->hotplug_reason, m->hotplug_events),
+                             writes_status_json(m), report_kernel_support(&m->support, &m->memcg));
+}
+
+static int verb_status(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
+        *reply = manager_status_json(userdata);
         return 0;
 }
 
@@ -540,6 +543,39 @@ static int verb_history(void *userdata, json_object *request, json_object **repl
         return 0;
 }
 
+/* The metrics of this moment: status and every device with its tuning, as the verbs show them. */
+static int manager_metrics(manager *m, metrics_snapshot **ret) {
+        json_object *status = manager_status_json(m);
+        metrics_snapshot *snap = NULL;
+        int r;
+
+        r = metrics_snapshot_new(status, &snap);
+        json_object_put(status);
+        for (size_t i = 0; r >= 0 && i < m->current.n_devices; i++) {
+                json_object *d = device_json(m, &m->current.devices[i]);
+
+                r = d ? metrics_snapshot_add_device(snap, d) : -ENOMEM;
+                json_object_put(d);
+        }
+        if (r < 0) {
+                metrics_snapshot_free(snap);
+                return r;
+        }
+        *ret = snap;
+        return 0;
+}
+
+static int verb_metrics(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
+        metrics_snapshot *snap;
+        int r;
+
+        r = manager_metrics(userdata, &snap);
+        if (r < 0)
+                return r;
+        *reply = json_object_new_object();
+        return metrics_stream(snap, stream);
+}
+
 static const control_verb manager_verbs[] = {
         { PROTOCOL_VERB_STATUS,  false, verb_status },
         { PROTOCOL_VERB_DEVICES, false, verb_devices },
@@ -549,6 +585,7 @@ static const control_verb manager_verbs[] = {
         { PROTOCOL_VERB_HISTORY, false, verb_history },
         { PROTOCOL_VERB_RELOAD,  true,  verb_reload },
         { PROTOCOL_VERB_RESTORE, true,  verb_restore },
+        { PROTOCOL_VERB_METRICS, false, verb_metrics },
 };
 
 const control_verb *manager_control_verbs(size_t *ret_n) {

@@ -10,6 +10,7 @@
 #include "control.h"
 #include "guard.h"
 #include "history.h"
+#include "metrics.h"
 #include "observe.h"
 #include "policy.h"
 #include "hotplug.h"

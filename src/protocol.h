@@ -23,6 +23,7 @@
 #define PROTOCOL_VERB_HISTORY "history"
 #define PROTOCOL_VERB_RELOAD  "reload"
 #define PROTOCOL_VERB_RESTORE "restore"
+#define PROTOCOL_VERB_METRICS "metrics"
 
 /* Values of a knob object's "unit" (and of its "original"'s). */
 #define PROTOCOL_UNIT_BYTES     "bytes"
@@ -78,7 +79,8 @@
         X(HISTORY_DEVICE,  "history_device",  NONE) \
         X(HISTORY_CSV,     "history_csv",     NONE) \
         X(RELOAD,          "reload",          NONE) \
-        X(RESTORE,         "restore",         NONE)
+        X(RESTORE,         "restore",         NONE) \
+        X(METRICS,         "metrics",         NONE)
 
 /* Every field: X(KIND, ID, "name", TYPE, PRESENCE, CHILD).
  * TYPE: U64 (an integer >= 0), DOUBLE (any finite number), BOOL, STRING, OBJECT (of kind CHILD),
@@ -327,7 +329,9 @@
         X(HISTORY_CSV, BDI,     "bdi",     STRING, NULLABLE, NONE) \
         X(HISTORY_CSV, CSV,     "csv",     STRING, REQUIRED, NONE)     /* a header row, then one row per tick */ \
         \
-        X(RESTORE, MODE, "mode", STRING, REQUIRED, NONE)
+        X(RESTORE, MODE, "mode", STRING, REQUIRED, NONE) \
+        \
+        X(METRICS, TEXT, "text", STRING_ARRAY, REQUIRED, NONE)   /* the exposition in pieces of whole lines, to join; streamed */
 
 /* history --csv's columns, by name in its header row: the global ones always, the device's with one. */
 #define PROTOCOL_CSV_COLUMNS(X) \
