@@ -136,6 +136,8 @@ static void manager_scan_memcgs(manager *m, uint64_t now) {
                 m->memcg = (memcg_summary) {};
 }
 
+static void manager_write_metrics(manager *m);
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         manager *m = userdata;
         uint64_t work_start_usec = now_usec();
@@ -163,6 +165,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                 manager_notify_status(m);
                 if (m->print_ticks)
                         manager_print_tick(m);
+                manager_write_metrics(m);
         }
 
         uint64_t next_usec = usec + m->config.tick_ms * 1000, now = 0;
@@ -214,6 +217,8 @@ int manager_reload(manager *m, FILE *err) {
                            next.history_minutes, m->history_minutes);
         bool restart_attribution = next.attribution != m->config.attribution ||
                                    next.task_delayacct != m->config.task_delayacct;
+        if (strcmp(next.metrics_textfile, m->config.metrics_textfile) != 0)
+                metrics_textfile_remove(&m->textfile);   /* the next tick writes the new one, if any */
         m->config = next;
         m->mode = next.mode;
         if (restart_attribution) {
@@ -576,6 +581,24 @@ static int verb_metrics(void *userdata, json_object *request, json_object **repl
         return metrics_stream(snap, stream);
 }
 
+/* [daemon] metrics_textfile: every metrics_interval, not every tick, since node_exporter reads it only
+ * when it is scraped and each write is a file created on a disk. */
+static void manager_write_metrics(manager *m) {
+        metrics_snapshot *snap;
+        uint64_t now = now_usec();
+        int r;
+
+        if (!metrics_textfile_due(&m->textfile, m->config.metrics_textfile, m->config.metrics_interval_ms * 1000, now))
+                return;
+        r = manager_metrics(m, &snap);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to collect the metrics for %s: %m", m->config.metrics_textfile);
+                return;
+        }
+        (void) metrics_textfile_write(&m->textfile, m->config.metrics_textfile, snap, now);
+        metrics_snapshot_free(snap);
+}
+
 static const control_verb manager_verbs[] = {
         { PROTOCOL_VERB_STATUS,  false, verb_status },
         { PROTOCOL_VERB_DEVICES, false, verb_devices },
@@ -898,6 +921,8 @@ int manager_run(manager *m) {
         r = sd_event_loop(m->event);
         if (r < 0)
                 log_error_errno(r, "Event loop failed: %m");
+        /* figures of a daemon that stopped are not shown as if it ran */
+        metrics_textfile_remove(&m->textfile);
         /* every exit path of the loop gives the kernel its knobs back */
         if (actuator_dirty(m->actuator)) {
                 k = actuator_restore_all(m->actuator);

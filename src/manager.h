@@ -33,6 +33,7 @@ typedef struct manager {
         uint64_t n_ticks;
         uint64_t last_tick_work_usec;   /* how long the last tick's work took (sample, decide, act, history) */
         uint64_t tick_work_total_usec;  /* the same summed over the n_ticks ticks */
+        metrics_textfile textfile;      /* [daemon] metrics_textfile, written every metrics_interval */
 
         policy_state policy;        /* what the policy carries between ticks */
         guard_state guard;          /* what the safety guard carries between ticks */
