@@ -13,6 +13,9 @@ packages=(
         # a second compiler (the tree must build warning-free with clang too) and fuzzing: libFuzzer
         # with the ASan/UBSan runtimes (libclang-rt-14-dev)
         clang libclang-rt-dev
+        # tests/test-metrics.sh: promtool checks the metrics, node_exporter serves the textfile (on a
+        # machine booted with systemd, installing them also enables and starts both services)
+        prometheus prometheus-node-exporter
         # bench
         fio gnuplot-nox xfsprogs btrfs-progs
 )
