@@ -19,6 +19,9 @@ packages=(
         clang libclang-rt-dev
         # tests/test-nspawn.sh: a Debian rootfs booted under systemd-nspawn (wget: debootstrap's)
         debootstrap systemd-container wget
+        # tests/test-metrics.sh: promtool checks the metrics, node_exporter serves the textfile (on a
+        # machine booted with systemd, installing them also enables and starts both services)
+        prometheus prometheus-node-exporter
         # bench
         fio gnuplot-nox xfsprogs btrfs-progs
 )

@@ -242,7 +242,23 @@ static int parse_path_key(const config_key *k, const char *v, void *field, char 
 }
 
 static void format_path_key(const config_key *k, const void *field, char *buf, size_t size) {
-        snprintf(buf, size, "%s", (const char *) field);
+        snprintf(buf, size, "%s", k->none_ok && !*(const char *) field ? "none" : (const char *) field);
+}
+
+/* A file the daemon replaces (rename) as it likes: "none", or an absolute path ending in
+ * CONFIG_TEXTFILE_SUFFIX. */
+static int parse_textfile_key(const config_key *k, const char *v, void *field, char *msg, size_t msg_size) {
+        size_t len = strlen(v), suffix = strlen(CONFIG_TEXTFILE_SUFFIX);
+
+        if (is_none(v)) {
+                *(char *) field = 0;
+                return 0;
+        }
+        if (len <= suffix || !streq(v + len - suffix, CONFIG_TEXTFILE_SUFFIX) || v[len - suffix - 1] == '/') {
+                snprintf(msg, msg_size, "\"%s\" is not a file name ending in %s", v, CONFIG_TEXTFILE_SUFFIX);
+                return -EINVAL;
+        }
+        return parse_path_key(k, v, field, msg, msg_size);
 }
 
 #define DURATION(sec, key, type, field, lo, hi, none) \
@@ -264,6 +280,9 @@ static const config_key config_keys[] = {
           1, 1440, false, NULL },
         BOOL(SECTION_DAEMON, "attribution", config, attribution),
         BOOL(SECTION_DAEMON, "task_delayacct", config, task_delayacct),
+        { SECTION_DAEMON, "metrics_textfile", parse_textfile_key, format_path_key, offsetof(config, metrics_textfile),
+          0, sizeof(((config *) NULL)->metrics_textfile), true, NULL },
+        DURATION(SECTION_DAEMON, "metrics_interval", config, metrics_interval_ms, 1000, 3600000, false),
 
         CHOICE(SECTION_POLICY, "mode", config, mode, mode_choices),
         DURATION(SECTION_POLICY, "backlog_seconds", config, backlog_ms, 100, 60000, false),
@@ -316,6 +335,11 @@ static void key_allowed_text(const config_key *k, char *buf, size_t size) {
                 snprintf(buf, size, "an absolute path shorter than %" PRIu64 " bytes", k->max);
                 return;
         }
+        if (k->parse == parse_textfile_key) {
+                snprintf(buf, size, "none, or an absolute path ending in %s, shorter than %" PRIu64 " bytes",
+                         CONFIG_TEXTFILE_SUFFIX, k->max);
+                return;
+        }
         if (k->parse == parse_duration_key) {
                 format_duration(k->min, lo, sizeof(lo));
                 format_duration(k->max, hi, sizeof(hi));
@@ -334,6 +358,8 @@ void config_init(config *c) {
                 .history_minutes = 15,
                 .attribution = true,
                 .task_delayacct = false,
+                .metrics_textfile = "",
+                .metrics_interval_ms = 15000,
                 .mode = POLICY_MODE_AUTO,
                 .backlog_ms = 2000,
                 .dirty_bytes = 0,

@@ -8,6 +8,9 @@
 #define CONFIG_DEFAULT_PATH SYSCONFDIR "/wbtuned.conf"
 #define CONFIG_DEFAULT_SOCKET "/run/wbtuned/control"
 #define CONFIG_DEVICE_MAX 64
+/* metrics_textfile must end in this: node_exporter reads only such files, and a typo cannot make the
+ * daemon replace some other file */
+#define CONFIG_TEXTFILE_SUFFIX ".prom"
 
 typedef enum policy_mode {
         POLICY_MODE_OBSERVE,   /* compute and show, write nothing */
@@ -36,6 +39,8 @@ typedef struct config {
         uint64_t history_minutes;  /* per-tick samples kept for `wbtunectl history` */
         bool attribution;          /* trace balance_dirty_pages and query taskstats */
         bool task_delayacct;       /* turn kernel.task_delayacct on while running */
+        char metrics_textfile[160]; /* Prometheus text written here (node_exporter's textfile collector), "" = none */
+        uint64_t metrics_interval_ms; /* how often it is written */
         /* [policy] */
         policy_mode mode;
         uint64_t backlog_ms;             /* target seconds of bandwidth per device */

@@ -138,8 +138,11 @@ static void manager_scan_memcgs(manager *m, uint64_t now) {
                 m->memcg = (memcg_summary) {};
 }
 
+static void manager_write_metrics(manager *m);
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         manager *m = userdata;
+        uint64_t work_start_usec = now_usec();
         sample next = {};
         int r;
 
@@ -159,9 +162,12 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                 if (m->history && history_add(m->history, &m->current) < 0)
                         log_debug("History has no room for a new device this tick.");
                 attribution_tick(m->attribution, m->current.time_usec);
+                m->last_tick_work_usec = now_usec() - work_start_usec;
+                m->tick_work_total_usec += m->last_tick_work_usec;
                 manager_notify_status(m);
                 if (m->print_ticks)
                         manager_print_tick(m);
+                manager_write_metrics(m);
         }
 
         uint64_t next_usec = usec + m->config.tick_ms * 1000, now = 0;
@@ -213,6 +219,8 @@ int manager_reload(manager *m, FILE *err) {
                            next.history_minutes, m->history_minutes);
         bool restart_attribution = next.attribution != m->config.attribution ||
                                    next.task_delayacct != m->config.task_delayacct;
+        if (strcmp(next.metrics_textfile, m->config.metrics_textfile) != 0)
+                metrics_textfile_remove(&m->textfile);   /* the next tick writes the new one, if any */
         m->config = next;
         m->mode = next.mode;
         if (restart_attribution) {
@@ -309,19 +317,24 @@ static report_daemon manager_report(const manager *m) {
                 .observe_only_reason = m->observe_only_reason[0] ? m->observe_only_reason : NULL,
                 .root = m->root ? m->root : "/",
                 .config_path = m->config_path,
+                .last_tick_work_usec = m->last_tick_work_usec,
+                .tick_work_total_usec = m->tick_work_total_usec,
         };
 }
 
-static int verb_status(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
-        manager *m = userdata;
+static json_object *manager_status_json(const manager *m) {
         report_daemon d = manager_report(m);
 
-        *reply = report_status(&d, &m->current,
-                               explain_global_json(&m->current, m->have_decision ? &m->decision : NULL, m->actuator),
-                               attribution_status_json(m->attribution),
-                               history_status_json(m->history, m->history_minutes),
-                               report_hotplug(m->hotplug != NULL, m->hotplug_reason, m->hotplug_events),
-                               writes_status_json(m), report_kernel_support(&m->support, &m->memcg));
+        return report_status(&d, &m->current,
+                             explain_global_json(&m->current, m->have_decision ? &m->decision : NULL, m->actuator),
+                             attribution_status_json(m->attribution),
+                             history_status_json(m->history, m->history_minutes),
+                             report_hotplug(m->hotplug != NULL, m->hotplug_reason, m->hotplug_events),
+                             writes_status_json(m), report_kernel_support(&m->support, &m->memcg));
+}
+
+static int verb_status(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
+        *reply = manager_status_json(userdata);
         return 0;
 }
 
@@ -564,6 +577,57 @@ static int verb_history(void *userdata, json_object *request, json_object **repl
         return 0;
 }
 
+/* The metrics of this moment: status and every device with its tuning, as the verbs show them. */
+static int manager_metrics(manager *m, metrics_snapshot **ret) {
+        json_object *status = manager_status_json(m);
+        metrics_snapshot *snap = NULL;
+        int r;
+
+        r = metrics_snapshot_new(status, &snap);
+        json_object_put(status);
+        for (size_t i = 0; r >= 0 && i < m->current.n_devices; i++) {
+                json_object *d = device_json(m, &m->current.devices[i]);
+
+                r = d ? metrics_snapshot_add_device(snap, d) : -ENOMEM;
+                json_object_put(d);
+        }
+        if (r < 0) {
+                metrics_snapshot_free(snap);
+                return r;
+        }
+        *ret = snap;
+        return 0;
+}
+
+static int verb_metrics(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
+        metrics_snapshot *snap;
+        int r;
+
+        r = manager_metrics(userdata, &snap);
+        if (r < 0)
+                return r;
+        *reply = json_object_new_object();
+        return metrics_stream(snap, stream);
+}
+
+/* [daemon] metrics_textfile: every metrics_interval, not every tick, since node_exporter reads it only
+ * when it is scraped and each write is a file created on a disk. */
+static void manager_write_metrics(manager *m) {
+        metrics_snapshot *snap;
+        uint64_t now = now_usec();
+        int r;
+
+        if (!metrics_textfile_due(&m->textfile, m->config.metrics_textfile, m->config.metrics_interval_ms * 1000, now))
+                return;
+        r = manager_metrics(m, &snap);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to collect the metrics for %s: %m", m->config.metrics_textfile);
+                return;
+        }
+        (void) metrics_textfile_write(&m->textfile, m->config.metrics_textfile, snap, now);
+        metrics_snapshot_free(snap);
+}
+
 static const control_verb manager_verbs[] = {
         { PROTOCOL_VERB_STATUS,  false, verb_status },
         { PROTOCOL_VERB_DEVICES, false, verb_devices },
@@ -573,6 +637,7 @@ static const control_verb manager_verbs[] = {
         { PROTOCOL_VERB_HISTORY, false, verb_history },
         { PROTOCOL_VERB_RELOAD,  true,  verb_reload },
         { PROTOCOL_VERB_RESTORE, true,  verb_restore },
+        { PROTOCOL_VERB_METRICS, false, verb_metrics },
 };
 
 const control_verb *manager_control_verbs(size_t *ret_n) {
@@ -824,6 +889,7 @@ int manager_start(manager *m) {
         r = observe_new(m->root, !m->root, &m->observe);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the readers: %m");
+        uint64_t work_start_usec = now_usec();
         r = observe_sample(m->observe, &m->current);
         if (r < 0)
                 return log_error_errno(r, "Failed to read the writeback state: %m");
@@ -839,6 +905,8 @@ int manager_start(manager *m) {
                           m->support.why);
         m->n_ticks = 1;
         manager_decide_and_act(m);
+        /* the first tick: its sample, the kernel probe and the decision */
+        m->last_tick_work_usec = m->tick_work_total_usec = now_usec() - work_start_usec;
 
         m->history_minutes = m->config.history_minutes;
         capacity = history_capacity(m->history_minutes, m->config.tick_ms, &capped);
@@ -884,6 +952,8 @@ int manager_run(manager *m) {
         r = sd_event_loop(m->event);
         if (r < 0)
                 log_error_errno(r, "Event loop failed: %m");
+        /* figures of a daemon that stopped are not shown as if it ran */
+        metrics_textfile_remove(&m->textfile);
         /* every exit path of the loop gives the kernel its knobs back */
         if (actuator_dirty(m->actuator)) {
                 k = actuator_restore_all(m->actuator);

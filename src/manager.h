@@ -10,6 +10,7 @@
 #include "control.h"
 #include "guard.h"
 #include "history.h"
+#include "metrics.h"
 #include "observe.h"
 #include "policy.h"
 #include "hotplug.h"
@@ -31,6 +32,9 @@ typedef struct manager {
         uint64_t memcg_scan_usec;   /* when they were last looked at */
         uint64_t start_usec;
         uint64_t n_ticks;
+        uint64_t last_tick_work_usec;   /* how long the last tick's work took (sample, decide, act, history) */
+        uint64_t tick_work_total_usec;  /* the same summed over the n_ticks ticks */
+        metrics_textfile textfile;      /* [daemon] metrics_textfile, written every metrics_interval */
 
         policy_state policy;        /* what the policy carries between ticks */
         guard_state guard;          /* what the safety guard carries between ticks */

@@ -340,6 +340,7 @@ protocol_kind protocol_result_kind(const char *verb, bool csv) {
                 { PROTOCOL_VERB_HISTORY, PK_HISTORY },
                 { PROTOCOL_VERB_RELOAD,  PK_RELOAD },
                 { PROTOCOL_VERB_RESTORE, PK_RESTORE },
+                { PROTOCOL_VERB_METRICS, PK_METRICS },
         };
 
         if (!verb)

@@ -23,6 +23,7 @@
 #define PROTOCOL_VERB_HISTORY "history"
 #define PROTOCOL_VERB_RELOAD  "reload"
 #define PROTOCOL_VERB_RESTORE "restore"
+#define PROTOCOL_VERB_METRICS "metrics"
 
 /* Values of a knob object's "unit" (and of its "original"'s). */
 #define PROTOCOL_UNIT_BYTES     "bytes"
@@ -78,7 +79,8 @@
         X(HISTORY_DEVICE,  "history_device",  NONE) \
         X(HISTORY_CSV,     "history_csv",     NONE) \
         X(RELOAD,          "reload",          NONE) \
-        X(RESTORE,         "restore",         NONE)
+        X(RESTORE,         "restore",         NONE) \
+        X(METRICS,         "metrics",         NONE)
 
 /* Every field: X(KIND, ID, "name", TYPE, PRESENCE, CHILD).
  * TYPE: U64 (an integer >= 0), DOUBLE (any finite number), BOOL, STRING, OBJECT (of kind CHILD),
@@ -116,6 +118,8 @@
         X(STATUS, HOTPLUG,         "hotplug",         OBJECT, REQUIRED, HOTPLUG) \
         X(STATUS, WRITES,          "writes",          OBJECT, REQUIRED, WRITES) \
         X(STATUS, KERNEL_SUPPORT,  "kernel_support",  OBJECT, REQUIRED, KERNEL_SUPPORT) \
+        X(STATUS, LAST_TICK_WORK_USEC,  "last_tick_work_usec",  U64, REQUIRED, NONE)   /* the last tick's work */ \
+        X(STATUS, TICK_WORK_TOTAL_USEC, "tick_work_total_usec", U64, REQUIRED, NONE)   /* of all "ticks" */ \
         \
         X(WRITES, ENABLED,            "enabled",            BOOL,   REQUIRED, NONE)   /* knobs are written now */ \
         X(WRITES, REASON,             "reason",             STRING, REQUIRED, NONE)   /* why, or why not */ \
@@ -202,6 +206,8 @@
         X(COUNTERS, BAD_LINES,       "bad_lines",       U64, REQUIRED, NONE) \
         X(COUNTERS, BYTES_READ,      "bytes_read",      U64, REQUIRED, NONE) \
         X(COUNTERS, BUDGET_HITS,     "budget_hits",     U64, REQUIRED, NONE) \
+        X(COUNTERS, PAUSES,          "pauses",          U64, REQUIRED, NONE)   /* throttled writers' sleeps */ \
+        X(COUNTERS, PAUSE_MS,        "pause_ms",        U64, REQUIRED, NONE)   /* and their length */ \
         \
         X(HISTORY_STATUS, MINUTES,      "minutes",      U64, REQUIRED, NONE) \
         X(HISTORY_STATUS, TICKS,        "ticks",        U64, REQUIRED, NONE) \
@@ -329,7 +335,9 @@
         X(HISTORY_CSV, BDI,     "bdi",     STRING, NULLABLE, NONE) \
         X(HISTORY_CSV, CSV,     "csv",     STRING, REQUIRED, NONE)     /* a header row, then one row per tick */ \
         \
-        X(RESTORE, MODE, "mode", STRING, REQUIRED, NONE)
+        X(RESTORE, MODE, "mode", STRING, REQUIRED, NONE) \
+        \
+        X(METRICS, TEXT, "text", STRING_ARRAY, REQUIRED, NONE)   /* the exposition in pieces of whole lines, to join; streamed */
 
 /* history --csv's columns, by name in its header row: the global ones always, the device's with one. */
 #define PROTOCOL_CSV_COLUMNS(X) \

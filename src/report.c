@@ -205,6 +205,8 @@ json_object *report_status(const report_daemon *d, const sample *s, json_object 
         proto_add(o, PF_STATUS_HOTPLUG, hotplug);
         proto_add(o, PF_STATUS_WRITES, writes);
         proto_add(o, PF_STATUS_KERNEL_SUPPORT, support);
+        proto_add_u64(o, PF_STATUS_LAST_TICK_WORK_USEC, d->last_tick_work_usec);
+        proto_add_u64(o, PF_STATUS_TICK_WORK_TOTAL_USEC, d->tick_work_total_usec);
         return o;
 }
 

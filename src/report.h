@@ -54,6 +54,8 @@ typedef struct report_daemon {
         const char *observe_only_reason;   /* NULL unless no knob may be written whatever the mode (a container) */
         const char *root;           /* "/" on the live system */
         const char *config_path;
+        uint64_t last_tick_work_usec;   /* how long the last tick's work took */
+        uint64_t tick_work_total_usec;  /* the same summed over every tick */
 } report_daemon;
 
 /* What status says of the knob writes (see manager_writes_knobs()). */

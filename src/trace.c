@@ -371,6 +371,13 @@ static void aggregate(trace_ctx *ctx, const trace_event *ev) {
         bool created;
         uint64_t pause = ev->pause_ms > 0 ? (uint64_t) ev->pause_ms : 0;
 
+        if (pause > 0) {
+                /* counted before the tables: a task or device that did not fit still slept */
+                ctx->tick.pauses++;
+                ctx->total.pauses++;
+                ctx->tick.pause_ms += pause;
+                ctx->total.pause_ms += pause;
+        }
         d = find_device(ctx, ev->bdi);
         if (!d) {
                 ctx->tick.dropped_devices++;
@@ -885,6 +892,8 @@ json_object *trace_counters_to_json(const trace_counters *c) {
         proto_add_u64(o, PF_COUNTERS_BAD_LINES, c->bad_lines);
         proto_add_u64(o, PF_COUNTERS_BYTES_READ, c->bytes_read);
         proto_add_u64(o, PF_COUNTERS_BUDGET_HITS, c->budget_hits);
+        proto_add_u64(o, PF_COUNTERS_PAUSES, c->pauses);
+        proto_add_u64(o, PF_COUNTERS_PAUSE_MS, c->pause_ms);
         return o;
 }
 

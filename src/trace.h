@@ -98,6 +98,8 @@ typedef struct trace_counters {
         uint64_t bad_lines;               /* malformed or longer than TRACE_LINE_MAX */
         uint64_t bytes_read;
         uint64_t budget_hits;             /* trace_process() calls that stopped on TRACE_READ_BUDGET */
+        uint64_t pauses;                  /* balance_dirty_pages events in which the task slept */
+        uint64_t pause_ms;                /* how long they slept, counted when the event is read */
 } trace_counters;
 
 typedef struct trace_tick_result {

@@ -15,6 +15,7 @@
 #include "ctl-format.h"
 #include "escape.h"
 #include "pager.h"
+#include "metrics.h"
 #include "protocol.h"
 #include "util.h"
 
@@ -315,6 +316,26 @@ static int verb_history(char **args) {
         if (arg_csv)
                 return render(PROTOCOL_VERB_HISTORY, ctl_format_history_csv, result);
         return print_json(result);
+}
+
+static int format_metrics(json_object *o, FILE *f) {
+        return metrics_print_result(o, false, f);
+}
+
+/* On a terminal, names from users are escaped as in every other output. */
+static int format_metrics_terminal(json_object *o, FILE *f) {
+        return metrics_print_result(o, true, f);
+}
+
+/* The Prometheus text exposition, exact into a pipe or a file (promtool, a textfile collector). */
+static int verb_metrics(char **args) {
+        _cleanup_(json_object_putp) json_object *result = NULL;
+        int r = call(PROTOCOL_VERB_METRICS, NULL, NULL, &result);
+        if (r != 0)
+                return r;
+        if (arg_json)
+                return print_json(result);
+        return render(PROTOCOL_VERB_METRICS, isatty(STDOUT_FILENO) ? format_metrics_terminal : format_metrics, result);
 }
 
 static bool in_path(const char *prog) {
@@ -666,6 +687,7 @@ static const struct {
         { "wait",    1, 1, verb_wait,    "wait DEV", "Write back a device's data and wait until none is dirty (safe to unplug once unmounted)", false },
         { "history", 0, 1, verb_history, "history [DEV] [--csv]", "Per-tick samples of the last minutes (JSON, or CSV)", true },
         { "plot",    0, 1, verb_plot,    "plot [DEV] -o FILE.png", "Draw dirty, writeback, threshold and bandwidth over time (gnuplot)", false },
+        { "metrics", 0, 0, verb_metrics, "metrics",  "Print the Prometheus metrics (text exposition format 0.0.4)", false },
         { "reload",  0, 0, verb_reload,  "reload",   "Re-read the configuration (root only)", false },
         { "restore", 0, 0, verb_restore, "restore",  "Put every knob back to its original value and stop tuning (root only)", false },
 };

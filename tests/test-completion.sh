@@ -66,7 +66,7 @@ expect() {
 }
 
 verbs=$("$WBTUNECTL" --list=verbs)
-for v in status devices show explain top wait history plot reload restore; do
+for v in status devices show explain top wait history plot metrics reload restore; do
         grep -qx "$v" <<< "$verbs" || fail "--list=verbs has no $v"
 done
 expect "every verb" "$verbs" -- wbtunectl ""

@@ -109,6 +109,7 @@ static bool config_equal(const config *a, const config *b) {
         if (a->tick_ms != b->tick_ms || strcmp(a->socket_path, b->socket_path) != 0 ||
             a->log_level != b->log_level || a->history_minutes != b->history_minutes ||
             a->attribution != b->attribution || a->task_delayacct != b->task_delayacct || a->mode != b->mode || a->backlog_ms != b->backlog_ms ||
+            strcmp(a->metrics_textfile, b->metrics_textfile) != 0 || a->metrics_interval_ms != b->metrics_interval_ms ||
             a->dirty_bytes != b->dirty_bytes || a->dirty_background_bytes != b->dirty_background_bytes ||
             a->min_dirty_bytes != b->min_dirty_bytes || a->max_dirty_bytes != b->max_dirty_bytes ||
             a->min_device_bytes != b->min_device_bytes || a->max_age_ms != b->max_age_ms ||
@@ -314,6 +315,38 @@ static void test_ranges(void) {
                 check_one("[daemon]\nsocket = run/x\n", "socket: \"run/x\" is not an absolute path (allowed: an absolute path shorter than 108 bytes)", 2);
                 check_one("[daemon]\nsocket =\n", "socket: \"\" is not an absolute path (allowed: an absolute path shorter than 108 bytes)", 2);
         }
+
+        /* metrics_textfile: none, or an absolute path of a *.prom file (the daemon replaces it) */
+        {
+#define TEXTFILE_ALLOWED " (allowed: none, or an absolute path ending in .prom, shorter than 160 bytes)"
+                char body[400], path[258];
+                config c;
+
+                check_one("[daemon]\nmetrics_textfile = /var/lib/prometheus/node-exporter/wbtuned.prom\n", NULL, 0);
+                check_one("[daemon]\nmetrics_textfile = none\n", NULL, 0);
+                check_one("[daemon]\nmetrics_textfile =\n", NULL, 0);
+                check_one("[daemon]\nmetrics_textfile = /etc/passwd\n",
+                          "metrics_textfile: \"/etc/passwd\" is not a file name ending in .prom" TEXTFILE_ALLOWED, 2);
+                check_one("[daemon]\nmetrics_textfile = /var/lib/x/.prom\n",
+                          "metrics_textfile: \"/var/lib/x/.prom\" is not a file name ending in .prom" TEXTFILE_ALLOWED, 2);
+                check_one("[daemon]\nmetrics_textfile = wbtuned.prom\n",
+                          "metrics_textfile: \"wbtuned.prom\" is not an absolute path" TEXTFILE_ALLOWED, 2);
+                memset(path, 'a', sizeof(path));
+                path[0] = '/';
+                memcpy(path + 160 - 5, ".prom", 6);     /* 160 bytes: one too many */
+                snprintf(body, sizeof(body), "[daemon]\nmetrics_textfile = %s\n", path);
+                check_one(body, "metrics_textfile: path is 160 bytes long" TEXTFILE_ALLOWED, 2);
+                path[159 - 5] = 0;
+                strcat(path, ".prom");                   /* 159 bytes */
+                snprintf(body, sizeof(body), "[daemon]\nmetrics_textfile = %s\n", path);
+                check_one(body, NULL, 0);
+                check_one("[daemon]\nmetrics_interval = 1s\n", NULL, 0);
+                check_one("[daemon]\nmetrics_interval = 999ms\n",
+                          "metrics_interval: 999ms is out of range (allowed: 1s..1h)", 2);
+                config_init(&c);
+                CHECK_STREQ(c.metrics_textfile, "");
+                CHECK_EQ_U64(c.metrics_interval_ms, 15000);
+        }
 }
 
 static void test_sizes(void) {
@@ -374,7 +407,7 @@ static void test_errors_all_reported(void) {
         want = expect(
                 "%1$s:1: stray: key outside of a section (allowed: [daemon], [policy], [device \"<match>\"])\n"
                 "%1$s:3: tick: 5ms is out of range (allowed: 100ms..1min)\n"
-                "%1$s:4: colour: unknown key in [daemon] (allowed: tick, socket, log_level, history_minutes, attribution, task_delayacct)\n"
+                "%1$s:4: colour: unknown key in [daemon] (allowed: tick, socket, log_level, history_minutes, attribution, task_delayacct, metrics_textfile, metrics_interval)\n"
                 "%1$s:5: syntax error: expected \"key = value\", \"[section]\" or a comment\n"
                 "%1$s:6: syntax error: section header without closing ']'\n"
                 "%1$s:8: [polcy]: unknown section (allowed: daemon, policy, device \"<match>\")\n"
@@ -804,7 +837,8 @@ static void test_dump_roundtrip(void) {
         config_dump(&a, f);
         fclose(f);
         CHECK(strstr(dump, "[daemon]\ntick = 1s\nsocket = /run/wbtuned/control\nlog_level = info\n"
-                           "history_minutes = 15\nattribution = yes\ntask_delayacct = no\n") != NULL);
+                           "history_minutes = 15\nattribution = yes\ntask_delayacct = no\n"
+                           "metrics_textfile = none\nmetrics_interval = 15s\n") != NULL);
         CHECK(strstr(dump, "dirty_bytes = none\n") != NULL);
         CHECK(strstr(dump, "min_dirty_bytes = 64M\n") != NULL);
         CHECK(strstr(dump, "max_age = 30s\n") != NULL);
@@ -818,7 +852,7 @@ static void test_dump_roundtrip(void) {
         config_init(&a);
         CHECK_EQ_U64(load(write_conf("rt.conf",
                 "[daemon]\ntick = 1234ms\nsocket = /tmp/s\nlog_level = err\nhistory_minutes = 1440\n"
-                "attribution = no\ntask_delayacct = yes\n"
+                "attribution = no\ntask_delayacct = yes\nmetrics_textfile = /run/m/w.prom\nmetrics_interval = 90s\n"
                 "[policy]\nmode = auto\nbacklog_seconds = 1min\ndirty_bytes = 1000000\n"
                 "dirty_background_bytes = 9K\nmin_dirty_bytes = 1G\nmax_dirty_bytes = 2T\n"
                 "min_device_bytes = 300K\nmax_age = 3600s\nunmeasured_device_bytes = none\n"
@@ -834,6 +868,7 @@ static void test_dump_roundtrip(void) {
         config_dump(&a, f);
         fclose(f);
         CHECK(strstr(dump, "tick = 1234ms\n") != NULL);
+        CHECK(strstr(dump, "metrics_textfile = /run/m/w.prom\nmetrics_interval = 90s\n") != NULL);
         CHECK(strstr(dump, "dirty_bytes = 1000000\n") != NULL);
         CHECK(strstr(dump, "max_age = 1h\n") != NULL);
         CHECK(strstr(dump, "backlog_seconds = 1min\n") != NULL);

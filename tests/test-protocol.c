@@ -15,6 +15,7 @@
 #include "history.h"
 #include "log.h"
 #include "manager.h"
+#include "metrics.h"
 #include "protocol.h"
 #include "knob-files.h"
 #include "tap.h"
@@ -345,6 +346,11 @@ static void test_number_in_string(void) {
                 CHECK(!number_in_string(words[i]));
 }
 
+/* wbtunectl metrics on a terminal */
+static int metrics_terminal(json_object *o, FILE *f) {
+        return metrics_print_result(o, true, f);
+}
+
 static void test_round_trip(void) {
         static const struct {
                 const char *request;
@@ -367,6 +373,7 @@ static void test_round_trip(void) {
                 { "{\"verb\":\"history\",\"format\":\"csv\"}", "history", true, 0, ctl_format_history_csv },
                 { "{\"verb\":\"show\",\"device\":\"nosuch\"}", "show", false, 1, NULL },
                 { "{\"verb\":\"reload\"}", "reload", false, 0, NULL },
+                { "{\"verb\":\"metrics\"}", "metrics", false, 0, metrics_terminal },
                 { "{\"verb\":\"restore\"}", "restore", false, 0, NULL },
         };
         char socket_path[300];

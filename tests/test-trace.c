@@ -127,6 +127,9 @@ static void test_file_dd(void) {
         CHECK_EQ_U64(r.tick.events, 60);
         CHECK_EQ_U64(r.tick.bad_lines, 0);
         CHECK_EQ_U64(r.tick.lost_kernel, 0);
+        /* the events with pause > 0 (44) and their pauses summed, whichever task or device */
+        CHECK_EQ_U64(r.tick.pauses, 44);
+        CHECK_EQ_U64(r.tick.pause_ms, 1104);
         CHECK_EQ_U64(r.n_devices, 3);
 
         t = find_task(&r, 22747, "7:2");
@@ -156,6 +159,9 @@ static void test_file_dd(void) {
         CHECK_EQ_U64(r.n_tasks, 0);
         CHECK_EQ_U64(r.n_devices, 0);
         CHECK_EQ_U64(r.total.events, 60);
+        CHECK_EQ_U64(r.tick.pauses, 0);
+        CHECK_EQ_U64(r.total.pauses, 44);
+        CHECK_EQ_U64(r.total.pause_ms, 1104);
 
         /* the same text fed a few bytes at a time gives the same aggregate */
         for (size_t i = 0, n = strlen(text), step = 1; i < n; i += step, step = step % 97 + 13)

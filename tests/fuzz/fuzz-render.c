@@ -8,6 +8,7 @@
 
 #include "ctl-format.h"
 #include "escape.h"
+#include "metrics.h"
 #include "protocol.h"
 #include "util.h"
 
@@ -28,9 +29,14 @@ static int top_short(json_object *o, FILE *f) {
         return ctl_format_top(o, 1, f);
 }
 
+/* wbtunectl metrics on a terminal (into a pipe it prints the exposition as it came) */
+static int metrics_terminal(json_object *o, FILE *f) {
+        return metrics_print_result(o, true, f);
+}
+
 static int (*const renderers[])(json_object *, FILE *) = {
         ctl_format_status, ctl_format_devices, ctl_format_device, ctl_format_show, ctl_format_explain,
-        top_all, top_short, ctl_format_history_csv, ctl_format_tuning,
+        top_all, top_short, ctl_format_history_csv, ctl_format_tuning, metrics_terminal,
 };
 
 /* Render, and check the text has no byte a terminal would act on: the only control is the newline. */

@@ -1,0 +1,92 @@
+#!/bin/bash
+# What the metrics cost the daemon, against the tick they describe: daemons on fake trees of N devices
+# (no live kernel), each asked for `wbtunectl metrics` RUNS times. Prints per N the text's size, the
+# median wall time of one request, the daemon's CPU time per request, and the median tick's work.
+# Usage: scripts/metrics-cost.sh [BUILDDIR] [RUNS] [N...]      (defaults: . 21 10 100 1000 4000)
+set -u
+builddir=${1:-.}
+runs=${2:-21}
+shift $(( $# >= 2 ? 2 : $# ))
+sizes=("$@")
+[[ ${#sizes[@]} -gt 0 ]] || sizes=(10 100 1000 4000)
+wbtuned=$builddir/src/wbtuned
+wbtunectl=$builddir/src/wbtunectl
+[[ -x $wbtuned && -x $wbtunectl ]] || { echo "no $wbtuned or $wbtunectl: build first" >&2; exit 1; }
+command -v python3 > /dev/null || { echo "needs python3" >&2; exit 77; }
+
+work=$(mktemp -d /dev/shm/wbtuned-metrics-cost.XXXXXX) || exit 1
+daemon=
+cleanup() {
+        [[ -n $daemon ]] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+        rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+# cpu_ticks PID: utime + stime of the process, in clock ticks
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+
+printf '%8s %12s %16s %18s %16s\n' devices text_bytes request_ms_med daemon_cpu_ms_req tick_work_ms_med
+for n in "${sizes[@]}"; do
+        root=$work/root-$n
+        python3 - "$root" "$n" <<'EOF'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+def put(path, text):
+    path = os.path.join(root, path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+put("proc/vmstat", "nr_dirty 2560\nnr_writeback 256\nnr_dirty_threshold 1219975\n"
+    "nr_dirty_background_threshold 609243\nnr_dirtied 100000\nnr_written 90000\n")
+put("proc/meminfo", "MemTotal: 24683912 kB\nMemAvailable: 23790000 kB\nDirty: 10240 kB\nWriteback: 1024 kB\n")
+for knob, value in (("dirty_bytes", 0), ("dirty_background_bytes", 0), ("dirty_ratio", 20),
+                    ("dirty_background_ratio", 10), ("dirty_writeback_centisecs", 500),
+                    ("dirty_expire_centisecs", 3000)):
+    put("proc/sys/vm/" + knob, "%d\n" % value)
+put("proc/self/mountinfo", "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n")
+os.makedirs(os.path.join(root, "sys/class/bdi"), exist_ok=True)
+for i in range(n):
+    bdi = "200:%d" % i
+    d = "sys/devices/virtual/bdi/" + bdi
+    for knob, value in (("min_ratio", 0), ("max_ratio", 100), ("min_ratio_fine", 0),
+                        ("max_ratio_fine", 1000000), ("min_bytes", 0), ("max_bytes", 4997017600),
+                        ("strict_limit", 0)):
+        put(d + "/" + knob, "%d\n" % value)
+    os.symlink("../../devices/virtual/bdi/" + bdi, os.path.join(root, "sys/class/bdi", bdi))
+    put("sys/kernel/debug/bdi/%s/stats" % bdi,
+        "BdiWriteback:          0 kB\nBdiReclaimable:     %5d kB\nBdiDirtyThresh:     609948 kB\n"
+        "DirtyThresh:       4879900 kB\nBackgroundThresh:  2436972 kB\nBdiDirtied:         123456 kB\n"
+        "BdiWritten:         120000 kB\nBdiWriteBandwidth:       0 kBps\n" % (2048 if i % 10 == 0 else 0))
+EOF
+        printf '[daemon]\ntick = 1s\nattribution = no\n' > "$work/wbtuned.conf"
+        "$wbtuned" --root "$root" --socket "$work/ctl" -c "$work/wbtuned.conf" --dry-run --quiet \
+                > /dev/null 2> "$work/daemon.err" < /dev/null &
+        daemon=$!
+        for ((i = 0; i < 300; i++)); do [[ -S $work/ctl ]] && break; sleep 0.1; done
+        [[ -S $work/ctl ]] || { cat "$work/daemon.err"; echo "the daemon did not start on $n devices" >&2; exit 1; }
+        sleep 2
+        ms=()
+        cpu0=$(cpu_ticks "$daemon")
+        for ((r = 0; r < runs; r++)); do
+                t0=$(date +%s%N)
+                "$wbtunectl" --socket "$work/ctl" --timeout 60000 metrics > "$work/m.prom" || { echo "metrics failed" >&2; exit 1; }
+                ms+=($(( ($(date +%s%N) - t0) / 1000 )))
+        done
+        cpu1=$(cpu_ticks "$daemon")
+        ticks=()
+        for ((r = 0; r < 5; r++)); do
+                ticks+=("$("$wbtunectl" --socket "$work/ctl" status --json |
+                        python3 -c 'import json, sys; print(json.load(sys.stdin)["last_tick_work_usec"])')")
+                sleep 1
+        done
+        median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+        # the daemon's CPU includes its ticks during the requests: a tick per second, small next to the requests
+        awk -v n="$n" -v bytes="$(stat -c %s "$work/m.prom")" -v req_us="$(median "${ms[@]}")" \
+            -v cpu="$((cpu1 - cpu0))" -v hz="$hz" -v runs="$runs" -v tick_us="$(median "${ticks[@]}")" \
+            'BEGIN { printf "%8d %12d %16.1f %18.1f %16.2f\n", n, bytes, req_us / 1000, cpu * 1000 / hz / runs, tick_us / 1000 }'
+        kill "$daemon"
+        wait "$daemon" 2>/dev/null
+        daemon=
+        rm -rf "$root" "$work/ctl"
+done
