@@ -71,8 +71,11 @@ def _cmdline(pid):
         return ""
 
 
-def _group_members(pgids):
-    """Pids whose process group is one of ours."""
+CHILD_NAMES = ("fio", "wbtuned")
+
+
+def _group_members(pgids, names=CHILD_NAMES):
+    """Pids whose process group is one of ours and whose command line names one of names."""
     out = set()
     if not pgids:
         return out
@@ -86,34 +89,24 @@ def _group_members(pgids):
         f = st[st.rindex(")") + 2:].split()
         if f[0] != "Z" and int(f[2]) in pgids:
             cl = _cmdline(int(e))
-            if "fio" in cl or "wbtuned" in cl:
+            if any(n in cl for n in names):
                 out.add(int(e))
     return out
 
 
-def undo(d, own_children=()):
-    """Undo everything recorded in state dict d. Order: drop throttles (writers stuck
-    behind one die slowly; final syncs are fast), kill our children, vm knobs, per-BDI knobs, unmount, detach
-    (only loops whose backing file is ours), remove files. Returns error strings."""
+def _child_groups(d, own_children=()):
+    # spawned with their own session: pgid == pid
+    return set(d.get("children", [])) | set(own_children)
+
+
+def kill_children(d, own_children=(), names=CHILD_NAMES):
+    """SIGKILL the processes recorded in state dict d (and their process groups) whose
+    command line names one of names (fio, wbtuned), and wait for them. Returns error strings."""
     errors = []
-    priv = d["priv"]
-    # 1. throttles first: a writer stuck behind a throttle dies slowly
-    cur = knobs.throttle_read()
-    for mm, bps in d.get("throttle_saved", {}).items():
-        if cur.get(mm, 0) != bps:
-            try:
-                knobs.throttle_set(mm, bps)
-            except OSError as e:
-                errors.append(str(e))
-    # 2. children (fio, wbtuned) we started
-    pids = set(d.get("children", []))
-    for p in own_children:
-        pids.add(p)
-    groups = set()
-    for pid in pids:
-        groups.add(pid)                     # spawned with its own session: pgid == pid
+    groups = _child_groups(d, own_children)
+    for pid in groups:
         cl = _cmdline(pid)
-        if cl and ("fio" in cl or "wbtuned" in cl):
+        if cl and any(n in cl for n in names):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
@@ -121,7 +114,7 @@ def undo(d, own_children=()):
     # fio forks its job processes into the same process group: wait for all of them
     deadline = time.time() + 60
     while True:
-        members = _group_members(groups)
+        members = _group_members(groups, names)
         if not members or time.time() >= deadline:
             break
         for m in members:
@@ -132,10 +125,39 @@ def undo(d, own_children=()):
         time.sleep(0.2)
     if members:
         errors.append("processes of ours still alive: %s" % sorted(members))
-    # 3. vm knobs
+    return errors
+
+
+def undo(d, own_children=()):
+    """Undo everything recorded in state dict d. Order: drop throttles (writers stuck
+    behind one die slowly; final syncs are fast), kill our children, vm knobs, per-BDI knobs, unmount, detach
+    (only loops whose backing file is ours), remove files. Returns error strings."""
+    errors = drop_throttles(d)
+    errors += kill_children(d, own_children)
+    errors += restore_knobs(d)
+    errors += remove_devices(d)
+    return errors
+
+
+def drop_throttles(d):
+    """Throttles back to their start values (first: a writer stuck behind one dies slowly)."""
+    errors = []
+    cur = knobs.throttle_read()
+    for mm, bps in d.get("throttle_saved", {}).items():
+        if cur.get(mm, 0) != bps:
+            try:
+                knobs.throttle_set(mm, bps)
+            except OSError as e:
+                errors.append(str(e))
+    return errors
+
+
+def restore_knobs(d):
+    """vm knobs, the testbed's per-BDI knobs and those of other devices a daemon under test
+    may have changed, back to their start values."""
+    errors = []
     if d.get("vm_saved"):
         errors += knobs.vm_restore(d["vm_saved"])
-    # 4. per-BDI knobs
     for mm, saved in d.get("bdi_saved", {}).items():
         errors += knobs.bdi_restore(mm, saved)
     # devices outside the testbed the daemon under test may have tuned (killed mid-run)
@@ -143,7 +165,14 @@ def undo(d, own_children=()):
         if mm not in d.get("bdi_saved", {}) and os.path.isdir("/sys/class/bdi/" + mm) \
                 and knobs.bdi_read(mm) != saved:
             errors += knobs.bdi_restore(mm, saved)
-    # 5. mounts (only under priv)
+    return errors
+
+
+def remove_devices(d):
+    """Unmount (only under the private dir), detach (only loops whose backing file is
+    ours), remove the private and scratch dirs."""
+    errors = []
+    priv = d["priv"]
     mounted = set()
     for line in read("/proc/self/mountinfo", "").splitlines():
         mounted.add(line.split()[4].replace("\\040", " "))
@@ -157,7 +186,7 @@ def undo(d, own_children=()):
             time.sleep(0.5)
         else:
             errors.append("umount %s: %s" % (m, p.stderr.strip()))
-    # 6. loops (verify the backing file is ours before detaching)
+    # loops: verify the backing file is ours before detaching
     bound = knobs.loop_list()
     for lo in d.get("loops", []):
         if bound.get(lo["loop"]) == lo["image"]:
@@ -176,7 +205,6 @@ def undo(d, own_children=()):
                     os.close(fd)
             except OSError as e:
                 errors.append("removing loop%d: %s" % (index, e))
-    # 7. files
     scratch = d.get("scratch")
     if scratch and scratch.startswith(SCRATCH_PREFIX) and os.path.isdir(scratch):
         shutil.rmtree(scratch, ignore_errors=True)
@@ -200,6 +228,29 @@ def as_found(before):
     for d in glob.glob(SCRATCH_PREFIX + "*"):
         errors.append("scratch dir left: " + d)
     return errors, notes
+
+
+def cleanup_run(d, alive):
+    """Undo a killed run without letting another live test run beside what it left. Its
+    fio and wbtuned children inherited its lock: stop the daemon (it changes knobs), put
+    the knobs back while fio still holds the lock, stop fio, then take the lock (waiting
+    if another test got it first) for the devices. A live run (--force) holds the lock
+    itself: no lock is taken then."""
+    errors = kill_children(d, names=("wbtuned",))
+    lockf = None
+    if not alive and not _group_members(_child_groups(d), ("fio",)):
+        lockf = take_lock()     # nothing of ours holds it: wait for it now
+    try:
+        errors += drop_throttles(d)
+        errors += restore_knobs(d)
+        errors += kill_children(d)
+        if not alive and lockf is None:
+            lockf = take_lock()
+        errors += remove_devices(d)
+    finally:
+        if lockf:
+            lockf.close()
+    return errors
 
 
 def cleanup_command(force=False):
@@ -226,11 +277,12 @@ def cleanup_command(force=False):
         if d["priv"] in seen:
             continue
         seen.add(d["priv"])
-        if _pid_alive(d["pid"]) and "wbbench" in _cmdline(d["pid"]) and not force:
+        alive = _pid_alive(d["pid"]) and "wbbench" in _cmdline(d["pid"])
+        if alive and not force:
             print("run %s (pid %d) is still alive; stop it first or use --force" % (d["priv"], d["pid"]))
             rc = 1
             continue
-        errs = undo(d)
+        errs = cleanup_run(d, alive)
         for e in errs:
             print("error:", e)
         rc = rc or (1 if errs else 0)
@@ -240,23 +292,29 @@ def cleanup_command(force=False):
     return rc
 
 
+def take_lock():
+    """The live-kernel lock, waiting for it (None if our caller holds it already)."""
+    if os.environ.get("WBTUNED_LIVE_LOCK_HELD") == "1":
+        return None
+    lockf = open(LOCK, "w")
+    try:
+        fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print("waiting for the live-kernel lock %s (another live test or benchmark runs)" % LOCK,
+              file=sys.stderr, flush=True)
+        fcntl.flock(lockf, fcntl.LOCK_EX)
+    return lockf
+
+
 class Testbed:
     """Create with Testbed(); add_device() each; close() on every exit path."""
 
     def __init__(self, keep_priv=False, snapshot=False):
         """snapshot: compare the whole kernel state (knobs, throttles, loop devices, mounts)
         before and after, both under the lock; close() leaves the result in self.as_found."""
-        self.lockf = None
         self.before = None
         self.as_found = ([], [])
-        if os.environ.get("WBTUNED_LIVE_LOCK_HELD") != "1":
-            self.lockf = open(LOCK, "w")
-            try:
-                fcntl.flock(self.lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                print("waiting for the live-kernel lock %s (another live test or benchmark runs)" % LOCK,
-                      file=sys.stderr, flush=True)
-                fcntl.flock(self.lockf, fcntl.LOCK_EX)
+        self.lockf = take_lock()
         if os.path.exists(GLOBAL_STATE):
             raise RuntimeError("%s exists: a previous run was killed; run `wbbench cleanup` first"
                                % GLOBAL_STATE)
@@ -346,7 +404,12 @@ class Testbed:
 
     # -- children ---------------------------------------------------------
     def spawn(self, cmd, **kw):
-        """Popen in its own process group, recorded for cleanup."""
+        """Popen in its own process group, recorded for cleanup. The child inherits our
+        descriptor of the live-kernel lock: if wbbench is killed -9, the lock stays taken
+        until its fio and wbtuned children are gone too, so no other test starts beside
+        them (`wbbench cleanup` kills them, then takes the lock to restore)."""
+        if self.lockf:
+            kw["pass_fds"] = tuple(kw.get("pass_fds", ())) + (self.lockf.fileno(),)
         p = subprocess.Popen(cmd, start_new_session=True, **kw)
         self.children.add(p.pid)
         self.state.d["children"].append(p.pid)
