@@ -433,6 +433,8 @@ static int op_run(actuator *a, const plan_input *in, const plan_op *o, knob_owne
                 ow->ours = after.setting;
         }
         ow->pending = false;
+        ow->seen = true;
+        ow->seen_setting = after.setting;
         log_change(a, bdi, o);
         return OP_DONE;
 }
@@ -498,11 +500,31 @@ static bool plan_has_note(const plan *p, plan_note_kind kind) {
 static void drop_unwritten(knob_owner *ow) {
         ow->pending = false;
         if (!ow->written)
-                *ow = (knob_owner) { .refused = ow->refused, .failed = ow->failed, .failed_usec = ow->failed_usec };
+                *ow = (knob_owner) { .refused = ow->refused, .failed = ow->failed, .failed_usec = ow->failed_usec,
+                                     .seen = ow->seen, .seen_setting = ow->seen_setting };
+}
+
+/* What each knob read before this run, as its owner's last sight of it (op_run then records what a
+ * write read back as). A later change we did not make is someone else's. */
+static void record_seen(actuator *a, const plan_input *in, bool globals) {
+        for (knob_id k = 0; globals && k < _KNOB_GLOBAL_MAX; k++)
+                if (!a->g[k].overridden && in->global_now[k].readable) {
+                        a->g[k].seen = true;
+                        a->g[k].seen_setting = in->global_now[k].setting;
+                }
+        for (size_t i = 0; !globals && i < in->n_devices; i++) {
+                adev *d = find_dev(a, in->devices[i].bdi);
+
+                for (size_t j = 0; d && j < KNOB_DEVICE_COUNT; j++)
+                        if (!d->k[j].overridden && in->devices[i].now[j].readable) {
+                                d->k[j].seen = true;
+                                d->k[j].seen_setting = in->devices[i].now[j].setting;
+                        }
+        }
 }
 
 /* Run a built plan: probe, record originals and what is about to be written, write in order, record again. */
-static int plan_run(actuator *a, const plan_input *in, const plan *p, bool use_backoff) {
+static int plan_run(actuator *a, const plan_input *in, const plan *p, bool globals, bool use_backoff) {
         _cleanup_free_ int *result = calloc(MAX(p->n_ops, 1), sizeof *result);
         bool min_scaled = plan_has_note(p, PLAN_NOTE_MIN_SCALED), any_saved = false;
         bool changed = plan_has_note(p, PLAN_NOTE_OVERRIDDEN);
@@ -511,6 +533,7 @@ static int plan_run(actuator *a, const plan_input *in, const plan *p, bool use_b
         if (!result)
                 return log_oom_error();
         take_notes(a, in, p);
+        record_seen(a, in, globals);
         if (a->min_scaled && !min_scaled)
                 log_info("The devices' min_bytes fit under the dirty limit again.");
         a->min_scaled = min_scaled;
@@ -794,12 +817,12 @@ static int pipeline(actuator *a, const sample *s, const decision *dec, bool rest
                 planned_done(&p);
                 return r;
         }
-        r = plan_build_part(&p.in, PLAN_GLOBALS, &pl) < 0 ? log_oom_error() : plan_run(a, &p.in, &pl, use_backoff);
+        r = plan_build_part(&p.in, PLAN_GLOBALS, &pl) < 0 ? log_oom_error() : plan_run(a, &p.in, &pl, true, use_backoff);
         plan_done(&pl);
         if (r != -ENOMEM) {
                 k = build_devices(a, s, dec, restore_all, only_bdi, &p);
                 if (k >= 0)
-                        k = plan_build_part(&p.in, PLAN_DEVICES, &pl) < 0 ? log_oom_error() : plan_run(a, &p.in, &pl, use_backoff);
+                        k = plan_build_part(&p.in, PLAN_DEVICES, &pl) < 0 ? log_oom_error() : plan_run(a, &p.in, &pl, false, use_backoff);
                 if (r == 0)
                         r = k;
         }
@@ -840,6 +863,8 @@ int actuator_restore_all(actuator *a) {
 /* ---- overrides ------------------------------------------------------------------------ */
 
 static bool release(knob_owner *o) {
+        /* whatever the knobs read now is the starting point, not a change by someone else */
+        o->seen = false;
         if (!o->overridden)
                 return false;
         /* what they set is what the kernel goes back to when we stop */

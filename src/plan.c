@@ -46,8 +46,12 @@ knob_target plan_target(bool wanted, uint64_t value, const char *reason, const k
 }
 
 bool plan_overridden(const knob_now *now, const knob_owner *owner) {
-        return owner && owner->written && !owner->overridden && now->readable &&
-               !knob_setting_same(now->setting, owner->ours);
+        if (!owner || owner->overridden || !now->readable)
+                return false;
+        if (owner->written)
+                return !knob_setting_same(now->setting, owner->ours);
+        /* never written by us, but changed since we last looked: an admin's value too */
+        return owner->seen && !knob_setting_same(now->setting, owner->seen_setting);
 }
 
 /* ---- globals ------------------------------------------------------------------------------ */

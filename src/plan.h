@@ -29,6 +29,8 @@ typedef struct knob_owner {
         uint64_t failed_usec;           /* when */
         bool pending;                   /* for the saved file: a write about to be made */
         knob_setting pending_setting;
+        bool seen;                      /* read at the end of the last run (ours if we wrote it) */
+        knob_setting seen_setting;      /* a change from it we did not make is someone else's */
 } knob_owner;
 
 typedef enum target_kind {
@@ -119,5 +121,6 @@ int plan_build(const plan_input *in, plan *ret);
 int plan_build_part(const plan_input *in, unsigned parts, plan *ret);
 void plan_done(plan *p);
 
-/* Was this knob changed by someone else since our last write? (now vs what we read back) */
+/* Was this knob changed by someone else: since our last write (now vs what we read back), or, for
+ * one we never wrote, since the end of our last run (now vs owner->seen_setting)? */
 bool plan_overridden(const knob_now *now, const knob_owner *owner);

@@ -580,6 +580,55 @@ static void test_override(void) {
         fake_kernel_free(fk);
 }
 
+/* The bench's admin case: the policy's value already in the kernel, so never written by us. */
+static void test_override_unwritten(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 1);
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd;
+        sample s = make_sample(fk, 1 * SEC);
+
+        printf("# a knob we never wrote (it already held our value), changed by hand, is left alone too\n");
+        fk->vm.dirty_bytes = 400 * M;
+        fk->vm.dirty_ratio = 0;
+        CHECK(new_actuator(fk, &a) == 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "x");
+        dd = add_device(&d, "7:0");
+        want(dk(dd, KNOB_STRICT_LIMIT), 1, "cap");
+        want(dk(dd, KNOB_MAX_BYTES), 16 * M, "cap");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "vm/dirty_bytes"), 0);
+        CHECK(!actuator_owner(a, NULL, KNOB_DIRTY_BYTES)->written);
+        s.time_usec = 2 * SEC;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(!actuator_owner(a, NULL, KNOB_DIRTY_BYTES)->overridden);
+
+        fk->vm.dirty_bytes = 600 * M;
+        fake_kernel_bdi(fk, "7:0")->min_ppm = 10000;
+        fake_kernel_log_clear(fk);
+        s.time_usec = 3 * SEC;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        /* (max_bytes is written again: its ratio follows the new limit) */
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "vm/dirty_bytes"), 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:0/min_"), 0);
+        CHECK_EQ_U64(fk->vm.dirty_bytes, 600 * M);
+        CHECK(actuator_owner(a, NULL, KNOB_DIRTY_BYTES)->overridden);
+        CHECK(actuator_owner(a, "7:0", KNOB_MIN_BYTES)->overridden);
+
+        printf("# reload hands it back: what it reads then is the start, not someone's change\n");
+        CHECK(actuator_release_overrides(a) >= 2);
+        s.time_usec = 4 * SEC;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(!actuator_owner(a, NULL, KNOB_DIRTY_BYTES)->overridden);
+        CHECK_EQ_U64(fk->vm.dirty_bytes, 400 * M);
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK_EQ_U64(fk->vm.dirty_bytes, 600 * M);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->min_ppm, 10000);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->strict, 0);
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
 static void test_vanished(void) {
         fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 4);
         actuator *a;
@@ -1154,6 +1203,7 @@ int main(int argc, char **argv) {
                 test_backoff();
                 test_refused();
                 test_override();
+                test_override_unwritten();
                 test_vanished();
                 test_vanished_keeps_others();
                 test_many_devices_any_order();

@@ -316,6 +316,20 @@ static void test_ownership(void) {
         CHECK(f.p.notes[1].kind == PLAN_NOTE_OVERRIDDEN && f.p.notes[1].device == 0 &&
               f.p.notes[1].knob == KNOB_MAX_BYTES);
 
+        printf("# never written by us: a change since we last saw it is someone's; the same value, or ppm vs %%, is not\n");
+        {
+                knob_now at = { .readable = true, .setting = { KNOB_FORM_SELF, 600 * M } };
+                knob_now fine = { .readable = true, .setting = { KNOB_FORM_FINE, 30000 } };
+                knob_owner seen = { .seen = true, .seen_setting = { KNOB_FORM_SELF, 400 * M } };
+                knob_owner seen_same = { .seen = true, .seen_setting = { KNOB_FORM_SELF, 600 * M } };
+                knob_owner seen_percent = { .seen = true, .seen_setting = { KNOB_FORM_RATIO, 3 } };
+                knob_owner unseen = {};
+                CHECK(plan_overridden(&at, &seen));
+                CHECK(!plan_overridden(&at, &seen_same));
+                CHECK(!plan_overridden(&at, &unseen));
+                CHECK(!plan_overridden(&fine, &seen_percent));
+        }
+
         printf("# targets: wanted -> value; changed and not wanted -> restore; overridden or refused -> leave\n");
         {
                 knob_owner none = {}, ours = { .saved = true, .written = true }, theirs = { .overridden = true },
