@@ -1,7 +1,9 @@
 /* wbtunectl's human output: replies checked against protocol.h, read through its names, printed escaped. */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl-format.h"
@@ -596,6 +598,50 @@ double ctl_clean_in_s(uint64_t backlog_bytes, uint64_t bw_bytes_per_s) {
         if (bw_bytes_per_s == 0)
                 return -1.0;
         return (double) backlog_bytes / (double) bw_bytes_per_s;
+}
+
+uint64_t ctl_counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size) {
+        unsigned log2 = 0;
+
+        if (nr_cpu_ids <= 1)
+                return 2 * page_size;   /* no per-CPU parts: off by at most one page each */
+        while ((1u << (log2 + 1)) <= nr_cpu_ids)
+                log2++;
+        /* two counters: reclaimable and writeback */
+        return 2 * (uint64_t) nr_cpu_ids * 8 * (1 + log2) * page_size;
+}
+
+int ctl_parse_possible_cpus(const char *s, unsigned *ret) {
+        unsigned highest = 0;
+        bool any = false;
+
+        while (*s && *s != '\n') {
+                char *end;
+                unsigned long a, b;
+
+                errno = 0;
+                a = strtoul(s, &end, 10);
+                if (errno || end == s || a >= 1u << 20)
+                        return -EINVAL;
+                b = a;
+                if (*end == '-') {
+                        s = end + 1;
+                        b = strtoul(s, &end, 10);
+                        if (errno || end == s || b < a || b >= 1u << 20)
+                                return -EINVAL;
+                }
+                highest = MAX(highest, (unsigned) b);
+                any = true;
+                if (*end == ',')
+                        end++;
+                else if (*end && *end != '\n')
+                        return -EINVAL;
+                s = end;
+        }
+        if (!any)
+                return -EINVAL;
+        *ret = highest + 1;
+        return 0;
 }
 
 /* "1.5s", "4min 5s"; "0s" with nothing queued; "?" with a backlog but no bandwidth known yet. */

@@ -447,6 +447,19 @@ static int verb_plot(char **args) {
 
 #define WAIT_MOUNTS_MAX 64
 
+/* ctl_counter_error_bytes() for this machine. sysconf's count of configured CPUs stands in for
+ * nr_cpu_ids only where /sys does not say (it is the same on every kernel that has both). */
+static uint64_t wait_counter_error_bytes(void) {
+        char line[256];
+        unsigned cpus = 0;
+        long page = sysconf(_SC_PAGESIZE), conf = sysconf(_SC_NPROCESSORS_CONF);
+
+        if (read_one_line("/sys/devices/system/cpu/possible", line, sizeof line) < 0 ||
+            ctl_parse_possible_cpus(line, &cpus) < 0)
+                cpus = conf > 0 ? (unsigned) conf : 1;
+        return ctl_counter_error_bytes(cpus, page > 0 ? (uint64_t) page : 4096);
+}
+
 /* A mount point, opened for syncfs(): through an O_PATH fd first, so that only a directory or a regular
  * file is ever opened for reading (never a device node or a FIFO mounted there). The fd, or -errno. */
 static int open_for_syncfs(const char *path) {
@@ -580,8 +593,10 @@ static int verb_wait(char **args) {
                 close(fds[i]);
 
         /* Clean: no data in the figures of a tick the daemon took after syncfs returned (a tick later than
-         * the one status named once it had), or in any figures when there was nothing to sync. */
+         * the one status named once it had), or in any figures when there was nothing to sync. "No data"
+         * is within the kernel's per-CPU counter error: a clean device can read a few KiB for good. */
         bool started = child > 0, synced = !started, have_sync_tick = !started;
+        uint64_t clean_bytes = wait_counter_error_bytes();
         uint64_t sync_tick = 0;
 
         sigaction(SIGINT, &sa, NULL);
@@ -626,7 +641,7 @@ static int verb_wait(char **args) {
                 max_backlog = MAX(max_backlog, w.dirty_bytes + w.writeback_bytes);
                 w.max_backlog_bytes = max_backlog;
 
-                if (w.dirty_bytes + w.writeback_bytes == 0 && synced &&
+                if (w.dirty_bytes + w.writeback_bytes <= clean_bytes && synced &&
                     (!started || proto_u64(status, PF_STATUS_TICKS) > sync_tick)) {
                         w.state = CTL_WAIT_CLEAN;
                         wait_print(&w, device, tty, true);

@@ -1,3 +1,4 @@
+#include <errno.h>
 /* Unit tests for ctl-format.c: wbtunectl's human output from hand-written reply objects. */
 #include "ctl-format.h"
 #include "protocol.h"
@@ -75,6 +76,21 @@ static void test_bw(void) {
         CHECK_EQ_U64(ctl_device_bw(d), 0);         /* no tuning: not known, never another figure */
         json_object_put(d);
 
+        {
+                unsigned n = 0;
+                CHECK(ctl_parse_possible_cpus("0-1\n", &n) == 0 && n == 2);
+                CHECK(ctl_parse_possible_cpus("0", &n) == 0 && n == 1);
+                CHECK(ctl_parse_possible_cpus("0,2-5,7", &n) == 0 && n == 8);
+                CHECK(ctl_parse_possible_cpus("", &n) == -EINVAL);
+                CHECK(ctl_parse_possible_cpus("3-1", &n) == -EINVAL);
+                CHECK(ctl_parse_possible_cpus("0-x", &n) == -EINVAL);
+                /* 2 CPUs: batch 16 pages x 2 CPUs, two counters; 64 CPUs: batch 56 x 64 x 2 */
+                CHECK_EQ_U64(ctl_counter_error_bytes(2, 4096), 2 * 2 * 16 * 4096);
+                CHECK_EQ_U64(ctl_counter_error_bytes(64, 4096), 2 * 64 * 56 * 4096);
+                CHECK_EQ_U64(ctl_counter_error_bytes(1, 4096), 2 * 4096);
+                /* the 12 KiB a clean loop device kept reading on this 2-CPU VM is within it */
+                CHECK(12288 <= ctl_counter_error_bytes(2, 4096));
+        }
         CHECK(ctl_clean_in_s(0, 0) == 0.0);
         CHECK(ctl_clean_in_s(0, 1000) == 0.0);
         CHECK(ctl_clean_in_s(1000, 0) == -1.0);
