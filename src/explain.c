@@ -175,11 +175,11 @@ static void explain_knob(FILE *f, const knob_view *v) {
         knob_value_to_string(v->knob, kd->value, want, sizeof want);
         if (kd->held) {
                 knob_value_to_string(v->knob, kd->policy_value, policy, sizeof policy);
-                fprintf(f, "  %s: the policy wants %s because of %s; %s. It is %s%s%s.\n", knob_name(v->knob), policy,
+                fprintf(f, "  %s: the policy wants %s (%s); %s. It is %s%s%s.\n", knob_name(v->knob), policy,
                         kd->reason, kd->held_reason, cur, have_orig ? ", originally " : "", have_orig ? orig : "");
                 return;
         }
-        fprintf(f, "  %s should be %s because of %s; it is %s%s%s.\n", knob_name(v->knob), want, kd->reason, cur,
+        fprintf(f, "  %s should be %s (%s); it is %s%s%s.\n", knob_name(v->knob), want, kd->reason, cur,
                 have_orig ? ", originally " : "", have_orig ? orig : "");
 }
 

@@ -63,17 +63,22 @@ static bool was_held(const manager *m, const char *bdi, knob_id k) {
 
 static void manager_log_holds(const manager *m, const decision *next) {
         for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
-                if (next->global[k].held && !was_held(m, NULL, k))
-                        log_event(EVENT_GUARD_HOLD, LOG_NOTICE, "global", NULL, NULL, "%s: the policy wants %" PRIu64
-                                  ", %s", knob_name(k), next->global[k].policy_value, next->global[k].held_reason);
+                if (next->global[k].held && !was_held(m, NULL, k)) {
+                        char want[32];
+                        log_event(EVENT_GUARD_HOLD, LOG_NOTICE, "global", NULL, NULL, "%s: the policy wants %s, %s",
+                                  knob_name(k), knob_value_to_string(k, next->global[k].policy_value, want, sizeof want),
+                                  next->global[k].held_reason);
+                }
         for (size_t i = 0; i < next->n_devices; i++)
                 for (knob_id k = KNOB_DEVICE_FIRST; k < _KNOB_MAX; k++) {
                         const knob_decision *kd = &next->devices[i].knobs[k - KNOB_DEVICE_FIRST];
 
+                        char want[32];
                         if (kd->held && !was_held(m, next->devices[i].bdi, k))
                                 log_event(EVENT_GUARD_HOLD, LOG_NOTICE, next->devices[i].bdi, next->devices[i].name,
-                                          NULL, "%s (%s) %s: the policy wants %" PRIu64 ", %s", next->devices[i].name,
-                                          next->devices[i].bdi, knob_name(k), kd->policy_value, kd->held_reason);
+                                          NULL, "%s (%s) %s: the policy wants %s, %s", next->devices[i].name,
+                                          next->devices[i].bdi, knob_name(k),
+                                          knob_value_to_string(k, kd->policy_value, want, sizeof want), kd->held_reason);
                 }
 }
 
