@@ -19,6 +19,8 @@ packages=(
         clang libclang-rt-dev
         # tests/test-nspawn.sh: a Debian rootfs booted under systemd-nspawn (wget: debootstrap's)
         debootstrap systemd-container wget
+        # tests/test-deb.sh: the Debian package (dpkg-buildpackage -b), checked by lintian
+        debhelper lintian
         # tests/test-metrics.sh: promtool checks the metrics, node_exporter serves the textfile (on a
         # machine booted with systemd, installing them also enables and starts both services)
         prometheus prometheus-node-exporter

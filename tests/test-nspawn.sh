@@ -22,63 +22,18 @@ command -v "$PYTHON3" > /dev/null || skip "python3 not found"
 
 tmp=$(mktemp -d /var/tmp/wbtuned-nspawn.XXXXXX) || fail "mktemp -d"
 push_cleanup "rm -rf --one-file-system '$tmp'"
-mkdir "$tmp/upper" "$tmp/work" "$tmp/root" "$tmp/build"
+mkdir "$tmp/build"
+. "$top_srcdir/tests/nspawn-lib.sh"
 
 started=$SECONDS
-rc=0
-rootfs=$(bash "$top_srcdir/scripts/rootfs.sh" 2> "$tmp/rootfs.err") || rc=$?
-# where it cannot be built, its one line is the reason to skip
-[[ $rc -eq 77 ]] && skip "$(tail -n 1 "$tmp/rootfs.err" | sed 's/^rootfs.sh: //')"
-cat "$tmp/rootfs.err"
-[[ $rc -eq 0 && -d $rootfs ]] || fail "scripts/rootfs.sh failed (exit $rc)"
-log "rootfs $rootfs ready after $((SECONDS - started)) s"
+nspawn_rootfs
 # from here on the host's knobs are compared: no other live test may change them meanwhile
 t=$SECONDS
 live_lock
 lock_wait_s=$((SECONDS - t))
 [[ $lock_wait_s -gt 0 ]] && log "waited $lock_wait_s s for the live-kernel lock"
-
-# --- the host's knobs, as they are now ------------------------------------------------------------
-# Every readable /proc/sys/vm file, kernel.task_delayacct, and every per-BDI limit file, with the
-# global threshold read just before and after the per-BDI files.
-threshold_pages() { awk '$1 == "nr_dirty_threshold" { print $2 }' /proc/vmstat; }
-snapshot() {
-        local f v
-        printf 'threshold_pages_1 %s\n' "$(threshold_pages)"
-        for f in /proc/sys/vm/* /proc/sys/kernel/task_delayacct \
-                 /sys/class/bdi/*/{min_ratio,max_ratio,min_ratio_fine,max_ratio_fine,strict_limit,min_bytes,max_bytes}; do
-                [[ -f $f ]] || continue
-                v=$(tr '\n\t' '  ' 2> /dev/null < "$f") || continue
-                printf '%s %s\n' "$f" "$v"
-        done
-        printf 'threshold_pages_2 %s\n' "$(threshold_pages)"
-}
-snapshot > "$tmp/knobs.before"
-
-# Safety net only (the test has failed by then): put back the tunables the daemon could have
-# changed. Limits first (max before min), then the global pairs by their non-zero member.
-force_restore() {
-        local f v
-        while read -r f v; do
-                case $f in */strict_limit | */max_ratio_fine) [[ $(cat "$f") == "$v" ]] || echo "$v" > "$f" ;; esac
-        done < "$tmp/knobs.before" 2> /dev/null
-        while read -r f v; do
-                case $f in
-                */min_ratio_fine | /proc/sys/kernel/task_delayacct) [[ $(cat "$f") == "$v" ]] || echo "$v" > "$f" ;;
-                /proc/sys/vm/dirty_*) [[ $v == 0 || $(cat "$f") == "$v" ]] || echo "$v" > "$f" ;;
-                esac
-        done < "$tmp/knobs.before" 2> /dev/null
-}
-
-# --- an overlay of the cached rootfs (a private copy where overlayfs is missing) -----------------
-if mount -t overlay overlay -o "lowerdir=$rootfs,upperdir=$tmp/upper,workdir=$tmp/work" "$tmp/root" 2> "$tmp/overlay.err"; then
-        push_cleanup "umount '$tmp/root' 2>/dev/null || umount -l '$tmp/root'"
-        results=$tmp/upper/wbtuned-e2e
-else
-        log "no overlayfs ($(cat "$tmp/overlay.err")): copying the rootfs"
-        cp -a "$rootfs/." "$tmp/root/" || fail "cp -a $rootfs"
-        results=$tmp/root/wbtuned-e2e
-fi
+host_knobs_snapshot > "$tmp/knobs.before"
+nspawn_overlay
 
 # --- install as a package would: configure for /usr and /etc, make install DESTDIR= --------------
 t=$SECONDS
@@ -91,44 +46,9 @@ done
 log "built and installed into the rootfs in $((SECONDS - t)) s"
 
 # the checks, from an enabled unit
-mkdir -p "$tmp/root/wbtuned-e2e"
-install -m 0755 "$top_srcdir/tests/nspawn-checks.sh" "$tmp/root/wbtuned-e2e/checks.sh"
-cat > "$tmp/root/etc/systemd/system/wbtuned-e2e.service" <<'EOF'
-[Unit]
-Description=wbtuned end-to-end checks (tests/test-nspawn.sh)
-After=multi-user.target
-[Service]
-Type=simple
-ExecStart=/bin/bash /wbtuned-e2e/checks.sh
-EOF
-mkdir -p "$tmp/root/etc/systemd/system/multi-user.target.wants"
-ln -sf /etc/systemd/system/wbtuned-e2e.service "$tmp/root/etc/systemd/system/multi-user.target.wants/wbtuned-e2e.service"
-
-# --- boot ----------------------------------------------------------------------------------------
-# CAP_NET_ADMIN: the unit keeps it for taskstats, and a container only gets it when asked.
-# timeout: nspawn shuts the container down on SIGTERM, and is killed 15 s later if it hangs.
-t=$SECONDS
-log "booting the container (systemd-nspawn -b)"
-timeout -k 15 150 systemd-nspawn -q -D "$tmp/root" -b --register=no --keep-unit --console=pipe \
-        --capability=CAP_NET_ADMIN --machine="wbtuned-e2e-$$" < /dev/null > "$tmp/console.log" 2>&1 &
-nspawn_pid=$!
-# on an early exit: SIGTERM makes nspawn power the container off (timeout kills it 15 s later)
-push_cleanup '[[ -n $nspawn_pid ]] && { kill $nspawn_pid 2>/dev/null; wait $nspawn_pid 2>/dev/null; }'
-# the host's knobs every second while the container runs: a daemon that wrote and restored at
-# stop would pass a before/after comparison
-n_during=0
-while kill -0 "$nspawn_pid" 2> /dev/null; do
-        n_during=$((n_during + 1))
-        snapshot > "$tmp/knobs.during.$n_during"
-        sleep 1
-done
-wait "$nspawn_pid"
-nspawn_rc=$?
-nspawn_pid=
-boot_s=$((SECONDS - t))
-log "the container ran for $boot_s s (exit $nspawn_rc)"
-
-snapshot > "$tmp/knobs.after"
+nspawn_checks_unit "$top_srcdir/tests/nspawn-checks.sh"
+nspawn_boot_watch
+host_knobs_snapshot > "$tmp/knobs.after"
 
 show_logs() {
         echo "--- checks log"
@@ -142,55 +62,9 @@ push_cleanup '[[ $_exit_rc -ne 0 && $_exit_rc -ne 77 ]] && show_logs'
 
 # --- judge ---------------------------------------------------------------------------------------
 failed=0
-# 1. the host's knobs: every vm file, the ratios and strict_limit exactly. The kernel stores only a
-#    ratio for min_bytes/max_bytes and reads them back times today's global threshold
-#    (bdi_get_bytes()), which moves with free memory: compare them as a share of that threshold.
-if "$PYTHON3" - "$tmp/knobs.before" "$tmp"/knobs.during.* "$tmp/knobs.after" <<'EOF'
-import sys
-def load(p):
-    d = {}
-    for line in open(p):
-        k, _, v = line.rstrip("\n").partition(" ")
-        d[k] = v.strip()
-    return d
-def share(d, k):
-    thresh = (int(d["threshold_pages_1"]) + int(d["threshold_pages_2"])) / 2 * 4096
-    return int(d[k]) / thresh
-a = load(sys.argv[1])
-bad = []
-for p in sys.argv[2:]:
-    b = load(p)
-    for k in sorted(set(a) | set(b)):
-        if k.startswith("threshold_pages") or a.get(k) == b.get(k):
-            continue
-        if k.startswith("/sys/") and k.endswith("_bytes") and k in a and k in b:
-            # 0.5 % of the threshold: reading skew; a cap of the daemon's moves it by far more
-            if abs(share(a, k) - share(b, k)) <= 0.005:
-                continue
-        line = "%s: %s -> %s" % (k, a.get(k, "(missing)"), b.get(k, "(missing)"))
-        if line not in bad:
-            bad.append(line)
-            print("changed on the host (%s): %s" % (p.rsplit("/", 1)[-1], line))
-sys.exit(1 if bad else 0)
-EOF
-then
-        ok "no host knob changed ($(grep -c ^/ "$tmp/knobs.before") files, compared $n_during times while the container ran and after)"
-else
-        log "FAIL: the container changed host knobs (above)"
-        failed=$((failed + 1))
-        force_restore
-fi
-
-[[ -f $results/results ]] || fail "the checks did not run (no $results/results; nspawn exit $nspawn_rc)"
-grep -qx 'done' "$results/results" || fail "the checks did not finish (nspawn exit $nspawn_rc, $boot_s s)"
-[[ $nspawn_rc -eq 0 ]] || fail "systemd-nspawn exited $nspawn_rc (124: it had to be stopped)"
-
-while read -r word rest; do
-        case $word in
-        ok) ok "$rest" ;;
-        fail) log "FAIL: $rest"; failed=$((failed + 1)) ;;
-        esac
-done < "$results/results"
+# 1. the host's knobs, then the checks' own results
+nspawn_judge_host_knobs
+nspawn_results
 
 # 2. what the daemon answered, judged here (python3 is on the host, not in the container)
 json=$results/json
