@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
         # build
         build-essential autoconf automake pkg-config
-        libsystemd-dev libnl-3-dev libnl-genl-3-dev libinih-dev libjson-c-dev
+        libsystemd-dev libnl-3-dev libnl-genl-3-dev libinih-dev libjson-c-dev libmount-dev
         scdoc
         # tests: systemd-analyze, python3 notify listener, valgrind pass, setpriv/runuser,
         # losetup/mount, mkfs.ext4, /bin/kill, modprobe loop

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+#include <libmount.h>
 
 #include "devnames.h"
 #include "log.h"
@@ -16,67 +18,6 @@ static bool streq_ptr(const char *a, const char *b) {
         return a && b && strcmp(a, b) == 0;
 }
 
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo; decode in place. */
-static void unescape_octal(char *s) {
-        char *w = s;
-
-        for (const char *r = s; *r; ) {
-                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' &&
-                    r[2] >= '0' && r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
-                        *w++ = (char) (((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
-                        r += 4;
-                } else
-                        *w++ = *r++;
-        }
-        *w = '\0';
-}
-
-static void mount_entry_done(mount_entry *e) {
-        free(e->mount_point);
-        free(e->fstype);
-        free(e->source);
-}
-
-/* One mountinfo line: "id parent MAJ:MIN root mountpoint opts [optional...] - fstype source superopts". */
-static int parse_mountinfo_line(char *line, mount_entry *ret) {
-        char *fields[6] = {}, *save = NULL, *tok;
-        unsigned major, minor;
-        size_t n = 0;
-        bool dash = false;
-        char *fstype = NULL, *source = NULL;
-
-        for (tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-                if (n < 5)
-                        fields[n++] = tok;
-                else if (!dash) {
-                        if (strcmp(tok, "-") == 0)
-                                dash = true;
-                } else if (!fstype)
-                        fstype = tok;
-                else if (!source) {
-                        source = tok;
-                        break;
-                }
-        }
-        if (n < 5 || !fstype || !source)
-                return -EINVAL;
-        if (sscanf(fields[2], "%u:%u", &major, &minor) != 2)
-                return -EINVAL;
-
-        unescape_octal(fields[4]);
-        unescape_octal(fstype);
-        unescape_octal(source);
-
-        *ret = (mount_entry) {
-                .major = major,
-                .minor = minor,
-                .mount_point = xstrdup(fields[4]),
-                .fstype = xstrdup(fstype),
-                .source = xstrdup(source),
-        };
-        return 0;
-}
 
 static void strscpy(char *dst, size_t size, const char *src) {
         snprintf(dst, size, "%s", src);
@@ -181,6 +122,13 @@ static int blockdev_lookup(const char *root, unsigned major, unsigned minor, blo
 
 /* ---- the per-tick table ------------------------------------------------------------------ */
 
+/* A device's mounts of its whole filesystem come before its bind mounts, each in mountinfo order. */
+static int cmp_whole_fs_first(const mount_entry *x, const mount_entry *y) {
+        if (x->whole_fs != y->whole_fs)
+                return x->whole_fs ? -1 : 1;
+        return x < y ? -1 : x > y;      /* entries is one array: address order is mountinfo order */
+}
+
 static int cmp_devnum(const void *a, const void *b) {
         const mount_entry *x = *(const mount_entry *const *) a, *y = *(const mount_entry *const *) b;
 
@@ -188,14 +136,14 @@ static int cmp_devnum(const void *a, const void *b) {
                 return x->major < y->major ? -1 : 1;
         if (x->minor != y->minor)
                 return x->minor < y->minor ? -1 : 1;
-        return x < y ? -1 : x > y;      /* entries is one array: address order is mountinfo order */
+        return cmp_whole_fs_first(x, y);
 }
 
 static int cmp_disk(const void *a, const void *b) {
         const mount_entry *x = *(const mount_entry *const *) a, *y = *(const mount_entry *const *) b;
         int c = strcmp(x->disk, y->disk);
 
-        return c != 0 ? c : x < y ? -1 : x > y;
+        return c != 0 ? c : cmp_whole_fs_first(x, y);
 }
 
 static int cmp_btrfs(const void *a, const void *b) {
@@ -286,39 +234,207 @@ static int btrfs_table_read(const char *root, mount_table *t) {
         return 0;
 }
 
+/* ---- mountinfo, through libmount; which mounts a path can reach ---------------------------- */
+
+/* A mount as visibility needs it: mountinfo's id, parent id and mount point. */
+typedef struct mount_node {
+        int id, parent_id;
+        const char *target;
+        size_t parent;          /* index of the parent's node, SIZE_MAX if it is not in the table */
+        bool overmounted;       /* a mount of its own sits on its mount point */
+        bool blocked;           /* its mount point is out of reach from its parent (see node_blocked()) */
+        enum { NODE_UNKNOWN, NODE_VISITING, NODE_PLACED, NODE_HIDDEN } state;   /* mount point reachable? */
+} mount_node;
+
+static int cmp_node_id(const void *a, const void *b) {
+        const mount_node *x = *(const mount_node *const *) a, *y = *(const mount_node *const *) b;
+
+        return x->id != y->id ? (x->id < y->id ? -1 : 1) : (x < y ? -1 : x > y);
+}
+
+/* A place to mount: a parent mount and a path, whose first len bytes count. */
+typedef struct mount_place {
+        int parent_id;
+        const char *target;
+        size_t len;
+} mount_place;
+
+static int cmp_place(const mount_place *p, const mount_node *n) {
+        int c;
+
+        if (p->parent_id != n->parent_id)
+                return p->parent_id < n->parent_id ? -1 : 1;
+        c = strncmp(p->target, n->target, p->len);
+        return c != 0 ? c : n->target[p->len] == '\0' ? 0 : -1;
+}
+
+static int cmp_node_place(const void *a, const void *b) {
+        const mount_node *x = *(const mount_node *const *) a, *y = *(const mount_node *const *) b;
+        int c = cmp_place(&(mount_place) { x->parent_id, x->target, strlen(x->target) }, y);
+
+        return c != 0 ? c : x < y ? -1 : x > y;  /* nodes is one array: address order is mountinfo order */
+}
+
+/* The last node (in mountinfo order) mounted at place, NULL if none. */
+static const mount_node *node_at(const mount_node *const *by_place, size_t n, mount_place place) {
+        size_t lo = 0, hi = n;
+
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+
+                if (cmp_place(&place, by_place[mid]) >= 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo > 0 && cmp_place(&place, by_place[lo - 1]) == 0 ? by_place[lo - 1] : NULL;
+}
+
+/* Whether nodes[i]'s mount point cannot be reached from its parent, even when the parent's can: a later
+ * mount beside it sits on the same mount point, or a mount beside it on a directory above its mount point
+ * (nspawn's /run/host over /run's own /run/host/incoming), or the parent is mounted over by another mount
+ * (the kernel stacks /dev/pts twice: what hangs from the lower one is out of reach). */
+static bool node_blocked(const mount_node *nodes, size_t i, const mount_node *const *by_place, size_t n) {
+        const mount_node *m = &nodes[i], *beside;
+        size_t len = strlen(m->target);
+
+        if (m->parent == SIZE_MAX)      /* the root: what is beside it is not known */
+                return false;
+        if (nodes[m->parent].overmounted && strcmp(nodes[m->parent].target, m->target) != 0)
+                return true;
+        beside = node_at(by_place, n, (mount_place) { m->parent_id, m->target, len });
+        if (beside && beside > m)
+                return true;
+        for (size_t k = len; k-- > 1; )          /* "/run/host/incoming": "/run/host", "/run" */
+                if (m->target[k] == '/' && node_at(by_place, n, (mount_place) { m->parent_id, m->target, k }))
+                        return true;
+        return len > 1 && node_at(by_place, n, (mount_place) { m->parent_id, "/", 1 });
+}
+
+/* Mark where each node's mount point is reachable: it and every mount it hangs from are not blocked.
+ * It is visible where it is also not overmounted. Pure. */
+static int mark_hidden(mount_node *nodes, size_t n) {
+        _cleanup_free_ const mount_node **by_id = calloc(MAX(n, 1), sizeof(*by_id));
+        _cleanup_free_ const mount_node **by_place = calloc(MAX(n, 1), sizeof(*by_place));
+        _cleanup_free_ size_t *chain = calloc(MAX(n, 1), sizeof(*chain));
+
+        if (!by_id || !by_place || !chain)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                by_id[i] = by_place[i] = &nodes[i];
+        qsort(by_id, n, sizeof(by_id[0]), cmp_node_id);
+        qsort(by_place, n, sizeof(by_place[0]), cmp_node_place);
+
+        for (size_t i = 0; i < n; i++) {
+                size_t lo = 0, hi = n;
+
+                while (lo < hi) {       /* the first node with the parent's id */
+                        size_t mid = (lo + hi) / 2;
+
+                        if (by_id[mid]->id < nodes[i].parent_id)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                nodes[i].parent = lo < n && by_id[lo]->id == nodes[i].parent_id && by_id[lo] != &nodes[i] ?
+                                  (size_t) (by_id[lo] - nodes) : SIZE_MAX;
+        }
+        for (size_t i = 0; i < n; i++)
+                nodes[i].overmounted = node_at(by_place, n, (mount_place) { nodes[i].id, nodes[i].target,
+                                                                            strlen(nodes[i].target) }) != NULL;
+        for (size_t i = 0; i < n; i++)
+                nodes[i].blocked = node_blocked(nodes, i, by_place, n);
+
+        /* Walk up to a blocked node, the root or a node already marked; mark the way back down. A loop
+         * of parents (only in a broken file) ends where it meets itself. */
+        for (size_t i = 0; i < n; i++) {
+                size_t len = 0, k = i;
+                bool hidden;
+
+                while (nodes[k].state == NODE_UNKNOWN) {
+                        nodes[k].state = NODE_VISITING;
+                        chain[len++] = k;
+                        if (nodes[k].blocked || nodes[k].parent == SIZE_MAX)
+                                break;
+                        k = nodes[k].parent;
+                }
+                hidden = nodes[k].state == NODE_HIDDEN || (nodes[k].state == NODE_VISITING && nodes[k].blocked);
+                while (len > 0)
+                        nodes[chain[--len]].state = hidden ? NODE_HIDDEN : NODE_PLACED;
+        }
+        return 0;
+}
+
+static int skip_malformed_line(struct libmnt_table *tb, const char *filename, int line) {
+        log_debug("Ignoring malformed line %d in %s", line, filename);
+        return 1;
+}
+
+/* Parse mountinfo (read by us, so that tests can fail its reads) with libmount; keep the mounts a path
+ * can reach. */
 static int mount_table_parse(const char *root, mount_table *t) {
         _cleanup_free_ char *path = NULL, *buf = NULL;
-        char *line, *save = NULL;
-        size_t allocated = 0;
+        _cleanup_free_ mount_node *nodes = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        struct libmnt_iter *iter = NULL;
+        struct libmnt_fs *fs;
+        size_t size = 0, n = 0;
         int r;
 
         path = path_join_root(root, "/proc/self/mountinfo");
         if (!path)
                 return -ENOMEM;
-        r = read_file_full(path, &buf, NULL);
+        r = read_file_full(path, &buf, &size);
+        if (r < 0)
+                return r;
+        t->mnt = mnt_new_table();
+        if (!t->mnt)
+                return -ENOMEM;
+        if (size == 0)
+                return 0;
+        f = fmemopen(buf, size, "r");
+        if (!f)
+                return -errno;
+        mnt_table_set_parser_errcb(t->mnt, skip_malformed_line);
+        r = mnt_table_parse_stream(t->mnt, f, path);
         if (r < 0)
                 return r;
 
-        for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                mount_entry e;
-
-                if (parse_mountinfo_line(line, &e) < 0) {
-                        log_debug("Ignoring malformed line in %s", path);
-                        continue;
-                }
-                if (t->n_entries == allocated) {
-                        size_t grow = MAX(allocated * 2, 64);
-                        mount_entry *n = realloc(t->entries, grow * sizeof(*n));
-
-                        if (!n) {
-                                mount_entry_done(&e);
-                                return -ENOMEM;
-                        }
-                        t->entries = n;
-                        allocated = grow;
-                }
-                t->entries[t->n_entries++] = e;
+        nodes = calloc(MAX(mnt_table_get_nents(t->mnt), 1), sizeof(*nodes));
+        t->entries = calloc(MAX(mnt_table_get_nents(t->mnt), 1), sizeof(*t->entries));
+        iter = mnt_new_iter(MNT_ITER_FORWARD);
+        if (!nodes || !t->entries || !iter) {
+                mnt_free_iter(iter);
+                return -ENOMEM;
         }
+        for (; mnt_table_next_fs(t->mnt, iter, &fs) == 0; n++) {
+                /* libmount takes a file whose first line is not mountinfo for an fstab */
+                if (!mnt_fs_is_kernel(fs)) {
+                        mnt_free_iter(iter);
+                        log_debug("%s is not in the mountinfo format", path);
+                        return -EBADMSG;
+                }
+                nodes[n] = (mount_node) {
+                        .id = mnt_fs_get_id(fs),
+                        .parent_id = mnt_fs_get_parent_id(fs),
+                        .target = mnt_fs_get_target(fs),
+                };
+                t->entries[n] = (mount_entry) {
+                        .major = major(mnt_fs_get_devno(fs)),
+                        .minor = minor(mnt_fs_get_devno(fs)),
+                        .mount_point = mnt_fs_get_target(fs),
+                        .fstype = mnt_fs_get_fstype(fs),
+                        .source = mnt_fs_get_source(fs) ?: "",
+                        .whole_fs = streq_ptr(mnt_fs_get_root(fs), "/"),
+                };
+        }
+        mnt_free_iter(iter);
+        r = mark_hidden(nodes, n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                if (nodes[i].state == NODE_PLACED && !nodes[i].overmounted)
+                        t->entries[t->n_entries++] = t->entries[i];
         return 0;
 }
 
@@ -341,9 +457,8 @@ int mount_table_read(const char *root, disk_cache *cache, mount_table *ret) {
 }
 
 void mount_table_done(mount_table *t) {
-        for (size_t i = 0; i < t->n_entries; i++)
-                mount_entry_done(&t->entries[i]);
         free(t->entries);
+        mnt_unref_table(t->mnt);
         free(t->by_devnum);
         free(t->by_disk);
         for (size_t i = 0; i < t->n_btrfs; i++)

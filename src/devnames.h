@@ -3,11 +3,15 @@
 
 #include "observe.h"
 
+struct libmnt_table;
+
+/* A mount a path can reach (mountinfo lists covered ones too); the strings belong to mount_table.mnt. */
 typedef struct mount_entry {
         unsigned major, minor;   /* st_dev of the mount (mountinfo field 3) */
-        char *mount_point;
-        char *fstype;
-        char *source;            /* "/dev/loop3", "server:/export", ... */
+        const char *mount_point; /* escapes decoded */
+        const char *fstype;
+        const char *source;      /* "/dev/loop3", "server:/export", ... */
+        bool whole_fs;           /* mounts the filesystem's root (field 4 is "/"), not a subdirectory (bind) */
         char disk[64];           /* whole disk of the block device st_dev names ("sda" for 8:1), "" if none */
 } mount_entry;
 
@@ -20,10 +24,11 @@ typedef struct btrfs_fs {
 /* Everything devnames_describe() looks up, read once per tick and indexed, so that describing
  * every BDI costs O(n log n) instead of a mountinfo walk (with sysfs reads) per BDI. */
 typedef struct mount_table {
-        mount_entry *entries;          /* in mountinfo order */
+        struct libmnt_table *mnt;      /* mountinfo as libmount parsed it */
+        mount_entry *entries;          /* the reachable mounts, in mountinfo order */
         size_t n_entries;
-        const mount_entry **by_devnum; /* all entries, by st_dev, then mountinfo order */
-        const mount_entry **by_disk;   /* entries with a disk, by disk name, then mountinfo order */
+        const mount_entry **by_devnum; /* all entries, by st_dev, then whole_fs first, then mountinfo order */
+        const mount_entry **by_disk;   /* entries with a disk, by disk name, then as by_devnum */
         size_t n_by_disk;
         btrfs_fs *btrfs;               /* sorted by bdi */
         size_t n_btrfs;
@@ -57,9 +62,10 @@ void disk_cache_begin(disk_cache *c, uint64_t now_usec);
 void disk_cache_end(disk_cache *c);
 void disk_cache_done(disk_cache *c);
 
-/* Parse <root>/proc/self/mountinfo (octal escapes decoded), find each mount's disk (through cache,
- * between disk_cache_begin() and disk_cache_end()) and list <root>/sys/fs/btrfs. 0 or -errno; on a
- * mountinfo error *ret still holds the btrfs list. */
+/* Parse <root>/proc/self/mountinfo (libmount: octal escapes decoded), keep the mounts a path can reach
+ * (a mount point shown twice names one mount), find each mount's disk (through cache, between disk_cache_begin() and
+ * disk_cache_end()) and list <root>/sys/fs/btrfs. 0 or -errno (-EBADMSG: not mountinfo); on a mountinfo
+ * error *ret still holds the btrfs list. */
 int mount_table_read(const char *root, disk_cache *cache, mount_table *ret);
 void mount_table_done(mount_table *t);
 

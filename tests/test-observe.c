@@ -328,6 +328,104 @@ static void test_mount_table(void) {
         disk_cache_done(&cache);
 }
 
+/* The mount points devnames_describe() gives the device major:minor ("" ends the list; "|" between). */
+static void describe_mounts(const mount_table *t, disk_cache *cache, const char *bdi, unsigned major,
+                            unsigned minor, char *buf, size_t size) {
+        bdi_device d = { .major = major, .minor = minor, .has_devnum = true };
+
+        snprintf(d.bdi, sizeof(d.bdi), "%s", bdi);
+        buf[0] = '\0';
+        CHECK(devnames_describe(root, t, cache, &d) == 0);
+        for (size_t i = 0; i < d.n_mounts; i++)
+                snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", i > 0 ? "|" : "", d.mounts[i]);
+        for (size_t i = 0; i < d.n_mounts; i++)
+                free(d.mounts[i]);
+        free(d.mounts);
+}
+
+/* mountinfo as a kernel writes it: escapes, bind mounts, mounts covered by others (what nspawn shows
+ * twice). Each mount point a device has is listed once, the one a path reaches; whole mounts first. */
+static void test_mountinfo_visibility(void) {
+        _cleanup_free_ char *saved = NULL, *path = NULL;
+        mount_table t = {};
+        disk_cache cache = {};
+        char buf[1024];
+        bool hidden_gone = true;
+
+        path = path_join_root(root, "/proc/self/mountinfo");
+        CHECK(read_file_full(path, &saved, NULL) == 0);
+        put("proc/self/mountinfo", "%s",
+            "108 85 0:39 / / rw,relatime shared:1 - overlay overlay rw\n"
+            "111 108 0:42 / /dev rw,nosuid shared:4 - tmpfs tmpfs rw\n"
+            /* mounted over: the host's /dev/pts, twice */
+            "113 111 0:45 / /dev/pts rw shared:8 - devpts devpts rw\n"
+            "130 113 0:46 / /dev/pts rw - devpts devpts rw\n"
+            /* nspawn: /run/host is /run's /host, mounted over /run's own /run/host/... (118, 119) */
+            "114 108 0:44 / /run rw,nosuid,nodev shared:6 - tmpfs tmpfs rw\n"
+            "115 114 0:44 /host /run/host ro shared:6 - tmpfs tmpfs rw\n"
+            "116 115 254:0 /usr/lib/os-release /run/host/os-release ro shared:7 - ext4 /dev/vda rw\n"
+            "117 115 254:0 /run/systemd/nspawn/propagate/x /run/host/incoming ro master:9 - ext4 /dev/vda rw\n"
+            "118 114 254:0 /usr/lib/os-release /run/host/os-release rw shared:7 - ext4 /dev/vda rw\n"
+            "119 114 254:0 /run/systemd/nspawn/propagate/x /run/host/incoming rw shared:9 - ext4 /dev/vda rw\n"
+            /* a bind mount listed before the mount of the whole filesystem; every escape mountinfo has */
+            "141 108 8:2 /sub /mnt/bind rw - ext4 /dev/sda2 rw\n"
+            "140 108 8:2 / /data\\040dir\\011tab\\012nl\\134bs rw - ext4 /dev/sda2 rw\n"
+            /* mounted on / before /var was: hidden under it */
+            "150 108 8:1 / /var/lib/docker rw - ext4 /dev/sda1 rw\n"
+            "151 108 7:2 / /var rw - ext4 /dev/loop2 rw\n"
+            /* two mounts on one mount point of one parent: the later one is on top */
+            "152 108 0:52 / /mnt/nfs rw - nfs4 srv:/export rw\n"
+            "153 108 0:60 / /mnt/nfs rw - fuse.sshfs u@h:/x rw\n"
+            "bogus line\n"
+            /* a loop of parents (a broken file): no hang, neither is covered */
+            "160 161 0:70 / /loop/a rw - tmpfs t rw\n"
+            "161 160 0:71 / /loop/b rw - tmpfs t rw\n"
+            /* an empty source field (two spaces) */
+            "170 108 0:80 / /mnt/empty rw - fuse.x  rw\n");
+
+        disk_cache_begin(&cache, 1000000);
+        CHECK(mount_table_read(root, &cache, &t) == 0);
+        CHECK_EQ_U64(t.n_entries, 14);
+        for (size_t i = 0; i < t.n_entries; i++) {
+                const mount_entry *e = &t.entries[i];
+
+                hidden_gone = hidden_gone && !(e->major == 0 && e->minor == 45) && !(e->major == 8 && e->minor == 1) &&
+                              !(e->major == 0 && e->minor == 52);
+        }
+        CHECK(hidden_gone);
+        CHECK_STREQ(t.entries[8].mount_point, "/data dir\ttab\nnl\\bs");
+        CHECK(t.entries[8].whole_fs && !t.entries[7].whole_fs);
+        CHECK_STREQ(t.entries[13].fstype, "fuse.x");
+        CHECK_STREQ(t.entries[13].source, "");
+
+        describe_mounts(&t, &cache, "254:0", 254, 0, buf, sizeof(buf));
+        CHECK_STREQ(buf, "/run/host/os-release|/run/host/incoming");
+        describe_mounts(&t, &cache, "8:0", 8, 0, buf, sizeof(buf));
+        CHECK_STREQ(buf, "/data dir\ttab\nnl\\bs|/mnt/bind");
+        describe_mounts(&t, &cache, "7:2", 7, 2, buf, sizeof(buf));
+        CHECK_STREQ(buf, "/var");
+        describe_mounts(&t, &cache, "0:52", 0, 52, buf, sizeof(buf));
+        CHECK_STREQ(buf, "");
+        describe_mounts(&t, &cache, "0:60", 0, 60, buf, sizeof(buf));
+        CHECK_STREQ(buf, "/mnt/nfs");
+        mount_table_done(&t);
+
+        /* libmount reads a file whose first line is not mountinfo as an fstab: refused */
+        put("proc/self/mountinfo", "%s", "/dev/sda1 /boot ext4 rw 0 0\n27 1 8:1 / /boot rw - ext4 /dev/sda1 rw\n");
+        CHECK(mount_table_read(root, &cache, &t) == -EBADMSG);
+        CHECK_EQ_U64(t.n_entries, 0);
+        mount_table_done(&t);
+        /* an empty one has no mounts */
+        put("proc/self/mountinfo", "%s", "");
+        CHECK(mount_table_read(root, &cache, &t) == 0);
+        CHECK_EQ_U64(t.n_entries, 0);
+        mount_table_done(&t);
+
+        disk_cache_end(&cache);
+        disk_cache_done(&cache);
+        put("proc/self/mountinfo", "%s", saved);
+}
+
 static void test_first_sample(observe_ctx *ctx, sample *s) {
         static const char *const order[] = { "0:52", "0:60", "7:2", "7:10", "8:0", "8:16", "253:0", "254:0", "btrfs-1" };
         const bdi_device *d;
@@ -1191,6 +1289,7 @@ int main(void) {
 
         test_strings();
         test_mount_table();
+        test_mountinfo_visibility();
 
         CHECK(observe_new(root, true, &ctx) == 0);
         test_first_sample(ctx, &s);
