@@ -9,6 +9,10 @@
 #define MIN_SUM_MARGIN_PPM (KNOB_PPM_FULL / 200)
 /* A device's bytes read back through a ratio of the limit: within 1 % and a page it is already set. */
 #define BYTES_TOLERANCE_PERCENT 1
+/* A floor (min_bytes) this close to the wanted one is not rewritten: its ratio drifts with every step
+ * of the global limit and with every rescaling of the floors, and a guarantee 10 % off changes nothing
+ * a writer sees. (A cap gets no such band: below the wanted value it may stop its writers.) */
+#define MIN_TOLERANCE_PERCENT 10
 
 typedef struct op_list {
         plan_op *v;
@@ -202,7 +206,8 @@ static bool plan_of_limit(const plan_input *in, const plan_device *d, size_t di,
 
         want_ppm = knob_bytes_to_ppm(t->value, thresh_pages, in->page_size);
         /* the kernel keeps a ratio of the limit: one page or 1 % off is the same setting */
-        tol_ppm = want_ppm * BYTES_TOLERANCE_PERCENT / 100 + knob_bytes_to_ppm(in->page_size, thresh_pages, in->page_size);
+        tol_ppm = want_ppm * (k == KNOB_MIN_BYTES ? MIN_TOLERANCE_PERCENT : BYTES_TOLERANCE_PERCENT) / 100 +
+                  knob_bytes_to_ppm(in->page_size, thresh_pages, in->page_size);
         /* a setting read in whole percents is only that precise */
         if (now->setting.form == KNOB_FORM_RATIO)
                 tol_ppm = MAX(tol_ppm, 10000);

@@ -271,6 +271,27 @@ static void test_drift(void) {
         CHECK(build(&f));
         CHECK(ops_are(&f, (const char *[]) { "global dirty_bytes 409600000", "7:0 max_bytes 16777216", NULL }));
         CHECK_EQ_U64(f.p.ops[1].expect.value, 40960);
+
+        printf("# a floor within 10 %% of the wanted bytes is left; 15 %% off, or a cap 5 %% off, is rewritten\n");
+        fixture_init(&f, 1, true);
+        /* 8M of the 781M limit is 10240 ppm */
+        f.dev[0].now[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MIN_BYTES, true, 9300);
+        DT(&f, 0, KNOB_MIN_BYTES) = value(8 * M);
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 0);
+        f.dev[0].now[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MIN_BYTES, true, 11200);
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 0);
+        f.dev[0].now[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MIN_BYTES, true, 8700);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 min_bytes 8388608", NULL }));
+        fixture_init(&f, 1, true);
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 19450);
+        DOWN(&f, 0, KNOB_MAX_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, KNOB_PPM_FULL },
+                                                     .written = true, .ours = { KNOB_FORM_FINE, 19450 } };
+        DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 16777216", NULL }));
         plan_done(&f.p);
 }
 
