@@ -29,36 +29,7 @@ hz=$(getconf CLK_TCK)
 printf '%8s %12s %16s %18s %16s\n' devices text_bytes request_ms_med daemon_cpu_ms_req tick_work_ms_med
 for n in "${sizes[@]}"; do
         root=$work/root-$n
-        python3 - "$root" "$n" <<'EOF'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-def put(path, text):
-    path = os.path.join(root, path)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
-put("proc/vmstat", "nr_dirty 2560\nnr_writeback 256\nnr_dirty_threshold 1219975\n"
-    "nr_dirty_background_threshold 609243\nnr_dirtied 100000\nnr_written 90000\n")
-put("proc/meminfo", "MemTotal: 24683912 kB\nMemAvailable: 23790000 kB\nDirty: 10240 kB\nWriteback: 1024 kB\n")
-for knob, value in (("dirty_bytes", 0), ("dirty_background_bytes", 0), ("dirty_ratio", 20),
-                    ("dirty_background_ratio", 10), ("dirty_writeback_centisecs", 500),
-                    ("dirty_expire_centisecs", 3000)):
-    put("proc/sys/vm/" + knob, "%d\n" % value)
-put("proc/self/mountinfo", "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n")
-os.makedirs(os.path.join(root, "sys/class/bdi"), exist_ok=True)
-for i in range(n):
-    bdi = "200:%d" % i
-    d = "sys/devices/virtual/bdi/" + bdi
-    for knob, value in (("min_ratio", 0), ("max_ratio", 100), ("min_ratio_fine", 0),
-                        ("max_ratio_fine", 1000000), ("min_bytes", 0), ("max_bytes", 4997017600),
-                        ("strict_limit", 0)):
-        put(d + "/" + knob, "%d\n" % value)
-    os.symlink("../../devices/virtual/bdi/" + bdi, os.path.join(root, "sys/class/bdi", bdi))
-    put("sys/kernel/debug/bdi/%s/stats" % bdi,
-        "BdiWriteback:          0 kB\nBdiReclaimable:     %5d kB\nBdiDirtyThresh:     609948 kB\n"
-        "DirtyThresh:       4879900 kB\nBackgroundThresh:  2436972 kB\nBdiDirtied:         123456 kB\n"
-        "BdiWritten:         120000 kB\nBdiWriteBandwidth:       0 kBps\n" % (2048 if i % 10 == 0 else 0))
-EOF
+        python3 "$(dirname "$0")/../tests/make_fake_tree.py" "$root" "$n"
         printf '[daemon]\ntick = 1s\nattribution = no\n' > "$work/wbtuned.conf"
         "$wbtuned" --root "$root" --socket "$work/ctl" -c "$work/wbtuned.conf" --dry-run --quiet \
                 > /dev/null 2> "$work/daemon.err" < /dev/null &

@@ -139,6 +139,22 @@ live_test_begin() {
         live_lock
 }
 
+# make_loop_fs NAME SIZE: an ext4 file system on a loop device of our own, mounted, all undone on exit.
+# The backing file is in a private directory under /var/tmp (not a tmpfs), and the loop device does
+# direct I/O, so a blkio throttle on it slows the kernel's writeback. Sets work, loop, majmin and mnt.
+make_loop_fs() {
+        work=$(mktemp -d "/var/tmp/wbtuned-$1.XXXXXX") || fail "mktemp"
+        push_cleanup "rm -rf '$work'"
+        truncate -s "$2" "$work/img" || skip "cannot create a backing file"
+        loop=$(losetup --find --show --direct-io=on "$work/img" 2>/dev/null) || skip "no loop device"
+        push_cleanup "losetup -d '$loop'"
+        majmin=$(cat "/sys/block/${loop#/dev/}/dev")
+        mkfs.ext4 -q "$loop" || fail "mkfs.ext4 $loop"
+        mnt=$work/mnt
+        mkdir "$mnt" && mount "$loop" "$mnt" || fail "mount $loop"
+        push_cleanup "mountpoint -q '$mnt' && umount '$mnt'"
+}
+
 # The one lock every live-kernel test, benchmark and soak takes (the dirty pool is global:
 # two at once spoil each other). wbbench started under it sees WBTUNED_LIVE_LOCK_HELD=1.
 WBTUNED_LIVE_LOCK=${WBTUNED_LIVE_LOCK:-/run/wbtuned-live.lock}

@@ -7,36 +7,10 @@ out=/wbtuned-e2e
 mkdir -p "$out/json"
 exec > "$out/log" 2>&1
 
-note() { echo "--- $*"; }
-pass() { echo "ok $1" >> "$out/results"; echo "ok $1"; }
-flunk() { echo "fail $1: $2" >> "$out/results"; echo "FAIL $1: $2"; }
-check() {   # check NAME COMMAND...: pass if the command succeeds
-        local name=$1
-        shift
-        if "$@"; then pass "$name"; else flunk "$name" "$* (exit $?)"; fi
-}
-# until TIMEOUT_S COMMAND...: poll every 0.2 s
-until_ok() {
-        local t=$1 i
-        shift
-        for ((i = 0; i < t * 5; i++)); do
-                "$@" && return 0
-                sleep 0.2
-        done
-        return 1
-}
+# note, pass, flunk, check, check_not, until_ok, prop; finish on exit
+. "$out/helpers.sh"
 as_user() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
-prop() { systemctl show -P "$1" wbtuned.service; }
 journal_since() { journalctl -q --no-pager -o cat -u wbtuned.service --since "@$1"; }
-finish() {
-        note "journal"
-        journalctl -b --no-pager -o short-monotonic > "$out/journal.txt" 2>&1
-        echo 'done' >> "$out/results"
-        sync
-        systemctl poweroff --no-block
-        exit 0
-}
-trap finish EXIT
 
 note "systemd $(systemctl --version | head -n 1), virtualization $(systemd-detect-virt)"
 echo "startup" > "$out/results"

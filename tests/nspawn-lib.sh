@@ -101,6 +101,7 @@ nspawn_overlay() {
 nspawn_checks_unit() {
         mkdir -p "$tmp/root/wbtuned-e2e"
         install -m 0755 "$1" "$tmp/root/wbtuned-e2e/checks.sh"
+        install -m 0644 "$top_srcdir/tests/nspawn-check-helpers.sh" "$tmp/root/wbtuned-e2e/helpers.sh"
         cat > "$tmp/root/etc/systemd/system/wbtuned-e2e.service" <<'EOF'
 [Unit]
 Description=wbtuned end-to-end checks (tests/test-nspawn.sh, tests/test-deb.sh)

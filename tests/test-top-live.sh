@@ -15,16 +15,8 @@ throttle=/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
 live_test_begin
 
 make_tmpdir tmp
-work=$(mktemp -d /var/tmp/wbtuned-top-live.XXXXXX) || fail "mktemp"
-push_cleanup "rm -rf '$work'"
-truncate -s 512M "$work/img" || skip "cannot create a backing file"
-loop=$(losetup --find --show --direct-io=on "$work/img" 2>/dev/null) || skip "no loop device"
-push_cleanup "losetup -d '$loop'"
-majmin=$(cat "/sys/block/${loop#/dev/}/dev")
+make_loop_fs top-live 512M
 bdi=/sys/class/bdi/$majmin
-mkfs.ext4 -q "$loop" || fail "mkfs.ext4 $loop"
-mkdir "$work/mnt" && mount "$loop" "$work/mnt" || fail "mount $loop"
-push_cleanup "mountpoint -q '$work/mnt' && umount '$work/mnt'"
 
 # slow: 4 MB/s; and a small strict limit on OUR device so dd is paced by it whatever the global limits are
 echo "$majmin 4194304" > "$throttle" || skip "cannot set a blkio write throttle"

@@ -16,16 +16,7 @@ throttle=/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
 live_test_begin
 
 make_tmpdir tmp
-work=$(mktemp -d /var/tmp/wbtuned-wait-live.XXXXXX) || fail "mktemp"
-push_cleanup "rm -rf '$work'"
-truncate -s 256M "$work/img" || skip "cannot create a backing file"
-loop=$(losetup --find --show --direct-io=on "$work/img" 2>/dev/null) || skip "no loop device"
-push_cleanup "losetup -d '$loop'"
-majmin=$(cat "/sys/block/${loop#/dev/}/dev")
-mkfs.ext4 -q "$loop" || fail "mkfs.ext4 $loop"
-mnt=$work/mnt
-mkdir "$mnt" && mount "$loop" "$mnt" || fail "mount $loop"
-push_cleanup "mountpoint -q '$mnt' && umount '$mnt'"
+make_loop_fs wait-live 256M
 # 4 MB/s: 24 MB take 6 s to write back
 echo "$majmin 4194304" > "$throttle" || skip "cannot set a blkio write throttle on $majmin"
 push_cleanup "echo '$majmin 0' > '$throttle'"
