@@ -432,6 +432,14 @@ class Ctx:
 
     def admin_bdi(self, role, knob, value):
         dev = self.roles[role]
+        if knob == "max_bytes":
+            # the kernel refuses a max below the min (EINVAL), and the daemon gives a strict-capped
+            # device a min equal to its cap: an admin lowers the min first, as this one does
+            cur_min = knobs.bdi_read(dev.bdi).get("min_bytes", 0)
+            if cur_min > value:
+                knobs.bdi_write(dev.bdi, "min_bytes", 0)
+                self.mark("admin: %s min_bytes %s = 0 first (the kernel refuses a max below it)"
+                          % (role, _sz(cur_min)))
         knobs.bdi_write(dev.bdi, knob, value)   # testbed device: bdi_saved restores it
         tracked = ADMIN_TRACKED[knob]
         self.admin = {"t": self.now(), "where": dev.mm, "role": role, "knob": knob, "value": value,
