@@ -435,8 +435,9 @@ class Ctx:
         if knob == "max_bytes":
             # the kernel refuses a max below the min (EINVAL), and the daemon gives a strict-capped
             # device a min equal to its cap: an admin lowers the min first, as this one does
+            # (compared as ratios of the limit, each rounded: a min near the new max fails too)
             cur_min = knobs.bdi_read(dev.bdi).get("min_bytes", 0)
-            if cur_min > value:
+            if cur_min > value * 9 // 10:
                 knobs.bdi_write(dev.bdi, "min_bytes", 0)
                 self.mark("admin: %s min_bytes %s = 0 first (the kernel refuses a max below it)"
                           % (role, _sz(cur_min)))
