@@ -12,6 +12,7 @@ throttles, writes knobs and starts/stops the daemon at fixed seconds from the st
 Daemon starts and stops are no-ops under the kernel tuning but are marked in both, so the
 figures line up.
 """
+import errno
 import os
 import re
 import shutil
@@ -441,7 +442,15 @@ class Ctx:
                 knobs.bdi_write(dev.bdi, "min_bytes", 0)
                 self.mark("admin: %s min_bytes %s = 0 first (the kernel refuses a max below it)"
                           % (role, _sz(cur_min)))
-        knobs.bdi_write(dev.bdi, knob, value)   # testbed device: bdi_saved restores it
+        try:
+            knobs.bdi_write(dev.bdi, knob, value)   # testbed device: bdi_saved restores it
+        except OSError as e:
+            if e.errno != errno.EINVAL or knob != "max_bytes":
+                raise
+            # the daemon wrote a larger min meanwhile, or the ratios rounded: as an admin would, again
+            knobs.bdi_write(dev.bdi, "min_bytes", 0)
+            self.mark("admin: %s max_bytes refused (EINVAL); min_bytes = 0, then again" % role)
+            knobs.bdi_write(dev.bdi, knob, value)
         tracked = ADMIN_TRACKED[knob]
         self.admin = {"t": self.now(), "where": dev.mm, "role": role, "knob": knob, "value": value,
                       "tracked": tracked, "stored": knobs.bdi_read(dev.bdi)[tracked]}
