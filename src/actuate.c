@@ -506,20 +506,21 @@ static void drop_unwritten(knob_owner *ow) {
 
 /* What each knob read before this run, as its owner's last sight of it (op_run then records what a
  * write read back as). A later change we did not make is someone else's. */
+static void see(knob_owner *ow, const knob_now *now) {
+        if (!ow->overridden && now->readable) {
+                ow->seen = true;
+                ow->seen_setting = now->setting;
+        }
+}
+
 static void record_seen(actuator *a, const plan_input *in, bool globals) {
         for (knob_id k = 0; globals && k < _KNOB_GLOBAL_MAX; k++)
-                if (!a->g[k].overridden && in->global_now[k].readable) {
-                        a->g[k].seen = true;
-                        a->g[k].seen_setting = in->global_now[k].setting;
-                }
+                see(&a->g[k], &in->global_now[k]);
         for (size_t i = 0; !globals && i < in->n_devices; i++) {
                 adev *d = find_dev(a, in->devices[i].bdi);
 
                 for (size_t j = 0; d && j < KNOB_DEVICE_COUNT; j++)
-                        if (!d->k[j].overridden && in->devices[i].now[j].readable) {
-                                d->k[j].seen = true;
-                                d->k[j].seen_setting = in->devices[i].now[j].setting;
-                        }
+                        see(&d->k[j], &in->devices[i].now[j]);
         }
 }
 

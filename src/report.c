@@ -132,6 +132,14 @@ static void add_u64_or_null(json_object *o, protocol_field f, bool have, uint64_
                 proto_add_null(o, f);
 }
 
+/* s, or null when there is none (NULL or empty) */
+static void add_string_or_null(json_object *o, protocol_field f, const char *s) {
+        if (s && *s)
+                proto_add_string(o, f, s);
+        else
+                proto_add_null(o, f);
+}
+
 json_object *report_knob_json(const report_knob *k) {
         json_object *o = json_object_new_object(), *original = NULL;
 
@@ -188,10 +196,7 @@ json_object *report_status(const report_daemon *d, const sample *s, json_object 
         proto_add_u64(o, PF_STATUS_TICK_MS, d->tick_ms);
         proto_add_u64(o, PF_STATUS_TICKS, d->ticks);
         proto_add_bool(o, PF_STATUS_DRY_RUN, d->dry_run);
-        if (d->observe_only_reason)
-                proto_add_string(o, PF_STATUS_OBSERVE_ONLY_REASON, d->observe_only_reason);
-        else
-                proto_add_null(o, PF_STATUS_OBSERVE_ONLY_REASON);
+        add_string_or_null(o, PF_STATUS_OBSERVE_ONLY_REASON, d->observe_only_reason);
         proto_add_string(o, PF_STATUS_ROOT, d->root ? d->root : "/");
         proto_add_string(o, PF_STATUS_CONFIG, d->config_path ? d->config_path : "");
         proto_add_bool(o, PF_STATUS_DEBUGFS, s->debugfs);
@@ -221,10 +226,7 @@ json_object *report_writes_json(const report_writes *w) {
         proto_add_u64(o, PF_WRITES_FAILURES_TOTAL, w->failures_total);
         proto_add_u64(o, PF_WRITES_GUARD_HOLDS_TOTAL, w->guard_holds_total);
         proto_add_string(o, PF_WRITES_SAVED_FILE, w->saved_file ? w->saved_file : "");
-        if (w->saved_file_refused)
-                proto_add_string(o, PF_WRITES_SAVED_FILE_REFUSED, w->saved_file_refused);
-        else
-                proto_add_null(o, PF_WRITES_SAVED_FILE_REFUSED);
+        add_string_or_null(o, PF_WRITES_SAVED_FILE_REFUSED, w->saved_file_refused);
         return o;
 }
 
@@ -238,10 +240,7 @@ json_object *report_kernel_support(const kernel_support *ks, const memcg_summary
         proto_add_bool(o, PF_KERNEL_SUPPORT_STRICT_LIMIT, ks->strict_limit);
         proto_add_bool(o, PF_KERNEL_SUPPORT_DEVICES_TRUSTED, ks->devices_trusted);
         proto_add_u64(o, PF_KERNEL_SUPPORT_UNACCOUNTED_BYTES, ks->unaccounted_bytes);
-        if (ks->why[0])
-                proto_add_string(o, PF_KERNEL_SUPPORT_WHY, ks->why);
-        else
-                proto_add_null(o, PF_KERNEL_SUPPORT_WHY);
+        add_string_or_null(o, PF_KERNEL_SUPPORT_WHY, ks->why);
         proto_add_bool(o, PF_KERNEL_SUPPORT_MEMCG_V2, memcg->cgroup2);
         proto_add_u64(o, PF_KERNEL_SUPPORT_MEMCG_LIMITED, memcg->n_limited);
         proto_add_u64(o, PF_KERNEL_SUPPORT_MEMCG_WRITING, memcg->n_writing);

@@ -81,6 +81,31 @@ sys.exit(1 if bad else 0)
 EOF
 }
 
+# nspawn_lock_host: takes the live-kernel lock (from here on the host's knobs are compared: no other
+# live test may change them meanwhile) and snapshots the host's knobs into $tmp/knobs.before.
+# Sets lock_wait_s, the seconds waited for the lock.
+nspawn_lock_host() {
+        local t=$SECONDS
+        live_lock
+        lock_wait_s=$((SECONDS - t))
+        [[ $lock_wait_s -gt 0 ]] && log "waited $lock_wait_s s for the live-kernel lock"
+        host_knobs_snapshot > "$tmp/knobs.before"
+}
+
+# nspawn_show_logs_on_failure JOURNAL_LINES: on a failed exit, print the checks' log, the journal's
+# wbtuned lines (the last JOURNAL_LINES) and the end of the console.
+nspawn_show_logs_on_failure() {
+        push_cleanup "[[ \$_exit_rc -ne 0 && \$_exit_rc -ne 77 ]] && _nspawn_show_logs $1"
+}
+_nspawn_show_logs() {
+        echo "--- checks log"
+        cat "$results/log" 2> /dev/null
+        echo "--- wbtuned in the journal"
+        grep -E 'wbtuned' "$results/journal.txt" 2> /dev/null | tail -n "$1"
+        echo "--- console (last 40 lines)"
+        tail -n 40 "$tmp/console.log"
+}
+
 # --- the container -------------------------------------------------------------------------------
 # nspawn_overlay: $tmp/root, an overlay of $rootfs (a private copy where overlayfs is missing);
 # $results, where the container's /wbtuned-e2e can be read after it stopped.

@@ -53,27 +53,14 @@ fi
 
 # --- install, purge, reinstall in the container --------------------------------------------------
 nspawn_rootfs
-# from here on the host's knobs are compared: no other live test may change them meanwhile
-t=$SECONDS
-live_lock
-lock_wait_s=$((SECONDS - t))
-[[ $lock_wait_s -gt 0 ]] && log "waited $lock_wait_s s for the live-kernel lock"
-host_knobs_snapshot > "$tmp/knobs.before"
+nspawn_lock_host
 nspawn_overlay
 nspawn_checks_unit "$top_srcdir/tests/deb-checks.sh"
 cp "${debs[0]}" "$tmp/root/wbtuned-e2e/"
 nspawn_boot_watch
 host_knobs_snapshot > "$tmp/knobs.after"
 
-show_logs() {
-        echo "--- checks log"
-        cat "$results/log" 2> /dev/null
-        echo "--- wbtuned and dpkg in the journal"
-        grep -E 'wbtuned' "$results/journal.txt" 2> /dev/null | tail -n 60
-        echo "--- console (last 40 lines)"
-        tail -n 40 "$tmp/console.log"
-}
-push_cleanup '[[ $_exit_rc -ne 0 && $_exit_rc -ne 77 ]] && show_logs'
+nspawn_show_logs_on_failure 60
 
 nspawn_judge_host_knobs
 nspawn_results

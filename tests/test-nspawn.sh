@@ -27,12 +27,7 @@ mkdir "$tmp/build"
 
 started=$SECONDS
 nspawn_rootfs
-# from here on the host's knobs are compared: no other live test may change them meanwhile
-t=$SECONDS
-live_lock
-lock_wait_s=$((SECONDS - t))
-[[ $lock_wait_s -gt 0 ]] && log "waited $lock_wait_s s for the live-kernel lock"
-host_knobs_snapshot > "$tmp/knobs.before"
+nspawn_lock_host
 nspawn_overlay
 
 # --- install as a package would: configure for /usr and /etc, make install DESTDIR= --------------
@@ -50,15 +45,7 @@ nspawn_checks_unit "$top_srcdir/tests/nspawn-checks.sh"
 nspawn_boot_watch
 host_knobs_snapshot > "$tmp/knobs.after"
 
-show_logs() {
-        echo "--- checks log"
-        cat "$results/log" 2> /dev/null
-        echo "--- wbtuned in the journal"
-        grep -E 'wbtuned|systemd\[1\]: wbtuned' "$results/journal.txt" 2> /dev/null | tail -n 80
-        echo "--- console (last 40 lines)"
-        tail -n 40 "$tmp/console.log"
-}
-push_cleanup '[[ $_exit_rc -ne 0 && $_exit_rc -ne 77 ]] && show_logs'
+nspawn_show_logs_on_failure 80
 
 # --- judge ---------------------------------------------------------------------------------------
 failed=0
