@@ -58,7 +58,6 @@ add_bdi() {
         echo "$max_bytes" > "$d/max_bytes"
         echo 0 > "$d/strict_limit"
         echo 128 > "$d/read_ahead_kb"
-        ln -s "../../devices/virtual/bdi/$bdi" "$fake/sys/class/bdi/$bdi"
         echo "$bdi" > "$blk/dev"
         printf 'MAJOR=%s\nMINOR=%s\nDEVNAME=%s\nDEVTYPE=disk\n' "${bdi%:*}" "${bdi#*:}" "$name" > "$blk/uevent"
         echo 0 > "$blk/removable"
@@ -67,6 +66,9 @@ add_bdi() {
         ln -s "../../devices/virtual/block/$name" "$fake/sys/dev/block/$bdi"
         ln -s "../devices/virtual/block/$name" "$fake/sys/block/$name"
         write_stats "$bdi" 2048 512
+        # last, as the kernel registers the bdi after the disk (device_add_disk()): a daemon that
+        # ticks in between must not see a bdi whose block device is not there yet
+        ln -s "../../devices/virtual/bdi/$bdi" "$fake/sys/class/bdi/$bdi"
 }
 
 remove_bdi() {
