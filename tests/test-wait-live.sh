@@ -60,13 +60,18 @@ counter_error=$(awk -v n="$cpus" -v page="$(getconf PAGESIZE)" 'BEGIN { l = 0; w
 elapsed=$(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }")
 # 24 MB at 4 MB/s: anything much faster means it did not wait for the writeback
 awk "BEGIN { exit !($elapsed > 3) }" || { cat "$tmp/wait.json"; fail "wait took only ${elapsed}s for 24 MB at 4 MB/s"; }
-"$PYTHON3" - "$tmp/wait.json" <<'PYEOF' || { cat "$tmp/wait.json"; fail "wait --json lines"; }
+"$PYTHON3" - "$tmp/wait.json" "$counter_error" <<'PYEOF' || { cat "$tmp/wait.json"; fail "wait --json lines"; }
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
+counter_error = int(sys.argv[2])
 assert len(lines) >= 3, "fewer than 3 readings"
 assert all(l["state"] == "writing" for l in lines[:-1]), "a reading before the last is not 'writing'"
 last = lines[-1]
-assert last["state"] == "clean" and last["backlog_bytes"] == 0 and last["done_percent"] == 100, last
+# clean is "nothing within the kernel's per-CPU counter error", as for the exit status above: the last
+# reading shows what the counters said, and its done_percent follows from it
+assert last["state"] == "clean" and last["backlog_bytes"] <= counter_error, last
+peak = max(l["backlog_bytes"] for l in lines)
+assert abs(last["done_percent"] - 100.0 * (peak - last["backlog_bytes"]) / peak) < 0.1, last
 assert max(l["backlog_bytes"] for l in lines) >= 12 << 20, "never saw the backlog"
 assert any(0 < l["done_percent"] < 100 for l in lines), "no reading in between"
 assert all(l["bw_estimate_bytes_per_s"] >= 0 and isinstance(l["elapsed_s"], float) for l in lines)
