@@ -26,6 +26,9 @@
 #define BW_FAST_DECAY_USEC 500000ULL       /* a second look at the same rate over half a second, to see a slowdown early ... */
 #define BW_SLOWDOWN_DIVISOR 2               /* ... when, saturated, it writes half its speed or less ... */
 #define BW_SLOWDOWN_USEC 1000000ULL         /* ... for a whole second: then that is its speed now */
+#define BW_FRESH_USEC 1000000ULL            /* the kernel's estimate is current while the device wrote within 1 s */
+#define FILL_RATE_BYTES_PER_S (8 * MB)      /* dirtied this fast, an unmeasured device may be filling the pool */
+#define PRESUMED_SHARE_DIVISOR 4            /* an unmeasured device may take a quarter of the pool left below freerun */
 
 static void want(knob_decision *k, uint64_t value, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static void want(knob_decision *k, uint64_t value, const char *format, ...) {
@@ -137,11 +140,14 @@ static uint64_t rate_get(const rate_sum *r) {
 }
 
 /* The kernel's own estimate (WbWriteBandwidth), if it is about this stretch of writing: the device
- * wrote in the last two ticks and the figure is not the kernel's initial guess. 0 if not. */
+ * has been active for two ticks, completed writeback within BW_FRESH_USEC (completions come in
+ * bursts: a tick without any must not flip the estimate off and on) and the figure is not the
+ * kernel's initial guess. 0 if not. */
 static uint64_t kernel_fresh_bw(const policy_device_state *ds, const bdi_device *d) {
         uint64_t bw = d->wb_bw_bytes_per_s ? d->wb_bw_bytes_per_s : d->kernel_bw_bytes_per_s;
 
-        if (ds->active_ticks < 2 || bw == KERNEL_BW_INITIAL || d->write_bw_bytes_per_s == 0)
+        if (ds->active_ticks < 2 || bw == KERNEL_BW_INITIAL || ds->wrote_usec == 0 ||
+            ds->last_time_usec > ds->wrote_usec + BW_FRESH_USEC)
                 return 0;
         return bw;
 }
@@ -163,6 +169,12 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         ds->last_time_usec = now_usec;
         ds->last_written_total = d->written_total_bytes;
         ds->active_ticks = bdi_device_active(d) ? ds->active_ticks + 1 : 0;
+        if (written > 0)
+                ds->wrote_usec = now_usec;
+        if (have_prev && d->dirty_rate_bytes_per_s > 0)
+                ds->dirtied_usec = now_usec;
+        ds->filling = have_prev && d->dirty_rate_bytes_per_s >= FILL_RATE_BYTES_PER_S;
+        ds->quiet = !ds->filling && d->backlog_bytes < BW_QUEUED_BYTES;
 
         if (saturated)
                 ds->saturated_usec = now_usec;
@@ -277,21 +289,34 @@ static void decide_intervals(const config *c, policy_state *st, uint64_t limit, 
                      "a sixth of max_age, at most the kernel's 5 s");
 }
 
+/* The cap of a device whose speed is not known yet: a quarter of what the pool has left below the
+ * freerun point in force (so others keep three quarters, and a fast device is not throttled, with
+ * the kernel's idle bandwidth estimate, while the pool has room), at least unmeasured_device_bytes,
+ * and at most half the limit in force. */
+static uint64_t presumed_cap(const sample *s, const config *c) {
+        uint64_t freerun = s->global.dirty_thresh_bytes / 2 + s->global.background_thresh_bytes / 2;
+        uint64_t used = s->global.dirty_bytes + s->global.writeback_bytes;
+        uint64_t share = freerun > used ? (freerun - used) / PRESUMED_SHARE_DIVISOR : 0;
+
+        return MAX(c->unmeasured_device_bytes, MIN(share, s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR));
+}
+
 static void decide_device(const device_config *dc, const config *c, policy_device_state *ds,
-                          uint64_t limit, device_decision *dd) {
+                          uint64_t limit, uint64_t presumed_bytes, device_decision *dd) {
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
         uint64_t target_ms = device_backlog_ms(c, dc), cap, floor, target, step;
         char a[16], b[16];
-        bool strict;
+        bool strict, presumed;
 
         if (dc && dc->min_bytes)
                 want(kmin, MIN(dc->min_bytes, limit), "min_bytes from [device \"%s\"]", dc->match);
 
         floor = c->min_device_bytes;
-        if (!dd->active && !(dc && dc->max_bytes)) {
-                /* an idle device needs no new cap; one it has keeps still until its speed is forgotten */
+        if ((!dd->active || ds->quiet) && !(dc && dc->max_bytes)) {
+                /* an idle device needs no new cap (a few stray pages, or the per-CPU error of its
+                 * counters, do not make it busy); one it has keeps still until its speed is forgotten */
                 if (ds->max_bytes && ds->measured) {
                         want(kmax, ds->max_bytes, "idle: keeping its cap (bandwidth %s/s when last measured)",
                              format_bytes(a, sizeof a, ds->bw_bytes_per_s));
@@ -300,22 +325,30 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                         return;
                 }
                 ds->max_bytes = 0;
-                ds->strict = false;
+                ds->strict = ds->presumed = false;
                 return;
         }
+        presumed = false;
         if (ds->measured) {
                 cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
                 snprintf(kmax->reason, sizeof kmax->reason, "bandwidth %s/s x %.1f s target",
                          format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
-        } else if (c->unmeasured_device_bytes) {
-                /* a slow stick fills the pool within a tick of its first write: cap before we know */
-                cap = MAX(c->unmeasured_device_bytes, floor);
+        } else if (c->unmeasured_device_bytes && (ds->filling || ds->max_bytes)) {
+                /* a slow stick fills the pool within a tick of its first write: cap before we know. Only
+                 * a device being written fast: one that merely holds a few pages (the root disk at the
+                 * daemon's start) would give its next writer a strict cap and the kernel's idle bandwidth */
+                /* it does not fall while presumed: a writer throttled by it with the kernel's idle estimate
+                 * would drain its backlog and pull the guard's hold down with it */
+                cap = MAX(MAX(presumed_bytes, floor), ds->presumed ? ds->max_bytes : 0);
+                presumed = true;
                 snprintf(kmax->reason, sizeof kmax->reason,
-                         "speed not measured yet: presumed slow until it writes at full speed for 1 s");
+                         "speed not measured yet: presumed slow until it writes at full speed for 1 s "
+                         "(a quarter of the pool left below freerun, at least unmeasured_device_bytes)");
                 if (mul_div(ds->bw_bytes_per_s, target_ms, 1000) > cap) {
                         /* held back by that cap, it still wrote this fast (or the kernel's fresh estimate
                          * says so): let it have that */
                         cap = mul_div(ds->bw_bytes_per_s, target_ms, 1000);
+                        presumed = false;
                         snprintf(kmax->reason, sizeof kmax->reason, "not saturated yet, but it writes %s/s x %.1f s target",
                                  format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
                 }
@@ -329,18 +362,21 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         }
         /* the global limit already bounds it; a cap it had stays until it is clearly above the limit,
          * so a cap near the line is not written and given back tick after tick */
-        if (cap >= limit && !(ds->max_bytes && cap < mul_div(limit, CAP_RELEASE_PERCENT, 100))) {
+        /* (a presumed cap is sized on the pool in force, which the guard may hold far above that limit) */
+        if (!presumed && cap >= limit && !(ds->max_bytes && !ds->presumed && cap < mul_div(limit, CAP_RELEASE_PERCENT, 100))) {
                 ds->max_bytes = 0;
-                ds->strict = false;
+                ds->strict = ds->presumed = false;
                 return;
         }
-        cap = MIN(cap, limit);
+        if (!presumed)
+                cap = MIN(cap, limit);
 
         target = cap;
         /* a cap may drop at once (it only throttles this device's writers); it rises in steps */
         step = ds->max_bytes && target > ds->max_bytes ? slew(ds->max_bytes, target) : target;
         cap = settle(ds->max_bytes, step, CAP_HYSTERESIS_PERCENT);
         ds->max_bytes = cap;
+        ds->presumed = presumed;
         kmax->wanted = true;
         kmax->value = cap;
         if (cap != step)
@@ -355,9 +391,12 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         } else {
                 /* judged on where the cap is heading, so the slew does not delay it; once strict it
                  * stays so up to a larger share, so a cap near the line does not flip it every tick */
-                strict = target <= limit / STRICT_SHARE_DIVISOR ||
+                strict = presumed || target <= limit / STRICT_SHARE_DIVISOR ||
                          (ds->strict && target <= mul_div(limit, STRICT_KEEP_PERCENT, 100));
-                if (strict)
+                if (presumed)
+                        want(kstrict, 1, "presumed slow: enforce its cap %s even below freerun",
+                             format_bytes(a, sizeof a, target));
+                else if (strict)
                         want(kstrict, 1, "cap %s is far below the global limit %s: enforce it even below freerun",
                              format_bytes(a, sizeof a, target), format_bytes(b, sizeof b, limit));
         }
@@ -370,7 +409,7 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
 }
 
 /* The kernel refuses min ratios summing to 100 %; keep all minimums within half of the limit. */
-static void scale_minimums(decision *out, uint64_t limit) {
+void decision_fit_minimums(decision *out, uint64_t limit) {
         uint64_t sum = 0, allowed = limit / 100 * MIN_SUM_PERCENT;
 
         for (size_t i = 0; i < out->n_devices; i++) {
@@ -386,7 +425,8 @@ static void scale_minimums(decision *out, uint64_t limit) {
                 if (!k->wanted)
                         continue;
                 k->value = mul_div(k->value, allowed, sum);
-                append_reason(k, ", scaled down: all minimums within %d %% of the limit", MIN_SUM_PERCENT);
+                if (!strstr(k->reason, ", scaled down"))
+                        append_reason(k, ", scaled down: all minimums within %d %% of the limit", MIN_SUM_PERCENT);
         }
 }
 
@@ -424,7 +464,9 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                 update_bandwidth(ds, d, s->time_usec);
                 dd->bw_bytes_per_s = ds->bw_bytes_per_s;
                 dd->active = bdi_device_active(d);
-                if (dd->active) {
+                /* a device only draining (nobody wrote to it for a second) needs no room for writers: its
+                 * backlog is the guard's stuck data, not a reason to cap the devices being written */
+                if (dd->active && ds->dirtied_usec && s->time_usec <= ds->dirtied_usec + BW_FRESH_USEC) {
                         dd->need_bytes = mul_div(ds->bw_bytes_per_s, device_backlog_ms(c, dc), 1000);
                         demand_bytes += dd->need_bytes;
                         n_active++;
@@ -438,8 +480,10 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
         /* pass 2: per-device caps against the limit we are heading for */
         for (size_t i = 0; i < s->n_devices; i++)
                 if (out->devices[i].managed)
-                        decide_device(dcs[i], c, &st->devices[i], limit, &out->devices[i]);
-        scale_minimums(out, limit);
+                        decide_device(dcs[i], c, &st->devices[i], limit, presumed_cap(s, c), &out->devices[i]);
+        /* against the limit in force, not the one the policy heads for (the guard may hold it far above):
+         * the guard fits them again to the limit it lets through */
+        decision_fit_minimums(out, MAX(limit, s->global.dirty_thresh_bytes));
         if (!s->support.devices_trusted) {
                 /* acting on figures that miss dirty data could cut a limit below what is dirty */
                 snprintf(out->caution, sizeof out->caution, "%.140s: global limits and device caps left as they are",

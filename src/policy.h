@@ -59,6 +59,11 @@ typedef struct policy_device_state {
         uint64_t shown_bytes_per_s;     /* the device has shown it writes at least this fast, 0 = not yet */
         uint64_t last_time_usec;        /* previous sample, for the written delta */
         uint64_t last_written_total;
+        uint64_t wrote_usec;            /* when it last completed any writeback (0: never seen to) */
+        bool filling;                   /* it was dirtied at FILL_RATE or faster in the last tick */
+        bool quiet;                     /* not filling and holding less than BW_QUEUED: idle as far as caps go */
+        uint64_t dirtied_usec;          /* when anything was last dirtied on it (0: never seen) */
+        bool presumed;                  /* its cap is the unmeasured guess, not from its speed */
 } policy_device_state;
 
 typedef struct policy_state {
@@ -72,6 +77,10 @@ typedef struct policy_state {
 /* One tick of the policy: from the sample, the config and the previous state, fill *out and
  * update *state. Pure: no I/O, no clock (the sample's time_usec is "now"). 0 or -ENOMEM. */
 int policy_decide(const sample *s, const config *c, policy_state *state, decision *out);
+
+/* Scale the wanted min_bytes down so they sum to at most half of limit (the kernel refuses a sum of
+ * min ratios of 100 % or more). */
+void decision_fit_minimums(decision *d, uint64_t limit);
 
 void decision_done(decision *d);
 void policy_state_done(policy_state *s);

@@ -8,6 +8,8 @@
 
 #define MB (1024ULL * 1024ULL)
 #define TICK_USEC 1000000ULL
+/* the fixture's pool: freerun (4.6G + 2.3G) / 2, a quarter of it for a device not measured yet */
+#define PRESUMED_EMPTY_POOL ((4600 + 2300) * MB / 2 / 4)
 
 /* A two-device machine: a fast disk and a slow stick, both idle, kernel limit 4.6G. */
 typedef struct fixture {
@@ -90,10 +92,11 @@ static void test_idle_machine_has_no_opinion(void) {
         CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
         CHECK(!dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
         CHECK(!dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted);
-        /* a device that starts writing and is not measured yet is presumed slow */
+        /* a device that starts writing and is not measured yet is presumed slow: strictly capped at a
+         * quarter of what the pool in force has left below freerun */
         flood(&f.dev[1], 8 * MB, 4 * MB);
         CHECK(tick(&f) == 0);
-        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, PRESUMED_EMPTY_POOL);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
         CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "not measured") != NULL);
         CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
@@ -147,9 +150,11 @@ static void test_slow_device_gets_strict_cap(void) {
         CHECK(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
         CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "8.0M/s x 2.0 s") != NULL);
-        /* the disk is not saturated, but it has shown 50 MB/s: at least that x 2 s */
-        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 100 * MB);
-        CHECK(strstr(dev_knob(&f, 0, KNOB_MAX_BYTES)->reason, "writes 50M/s") != NULL);
+        /* the disk is not saturated: presumed slow, at a quarter of the pool in force (more than the
+         * 50 MB/s x 2 s it has shown) */
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, PRESUMED_EMPTY_POOL);
+        CHECK(strstr(dev_knob(&f, 0, KNOB_MAX_BYTES)->reason, "not measured") != NULL);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
         fixture_done(&f);
 }
 
@@ -221,8 +226,77 @@ static void test_unsaturated_device_is_not_measured(void) {
                 CHECK(tick(&f) == 0);
         }
         CHECK(!f.st.devices[0].measured);
-        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 16 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, PRESUMED_EMPTY_POOL);
         CHECK_EQ_U64(f.d.devices[0].bw_bytes_per_s, 8 * MB);
+        /* a second device starting while the pool is nearly full below freerun: unmeasured_device_bytes */
+        f.s.global.dirty_bytes = 3400 * MB;
+        flood(&f.dev[1], 0, 30 * MB);  /* dirtied, nothing written back yet */
+        f.dev[1].dirty_rate_bytes_per_s = 40 * MB;
+        f.dev[1].writeback_bytes = 0;
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
+        /* and a presumed cap does not fall as the pool fills: it would pull its writers down with it */
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, PRESUMED_EMPTY_POOL);
+        fixture_done(&f);
+}
+
+static void test_stray_pages_are_not_a_writer(void) {
+        fixture f;
+
+        fixture_init(&f);
+        /* the root disk at the daemon's start: 60K dirty, nobody writing (restart-a gave it, and the
+         * innocent device, a strict 16M cap before their first writer) */
+        for (int n = 0; n < 3; n++) {
+                idle(&f.dev[0]);
+                f.dev[0].dirty_bytes = f.dev[0].backlog_bytes = 60 * 1024;
+                CHECK(tick(&f) == 0);
+                CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+                CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted);
+                CHECK(!dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted);
+        }
+        /* a writer filling it, its writeback not started: presumed slow from this tick */
+        flood(&f.dev[0], 40 * MB, 30 * MB);
+        f.dev[0].writeback_bytes = 0;
+        CHECK(tick(&f) == 0);
+        CHECK(!f.st.devices[0].measured);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
+        /* a tick it dirtied little but still holds its backlog: the cap stays, no flapping */
+        f.dev[0].dirty_rate_bytes_per_s = 0;
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
+        CHECK(dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        /* drained to a few pages with nobody writing: the presumed cap is given back */
+        idle(&f.dev[0]);
+        f.dev[0].dirty_bytes = f.dev[0].backlog_bytes = 12 * 1024;
+        CHECK(tick(&f) == 0);
+        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted);
+        fixture_done(&f);
+}
+
+static void test_kernel_estimate_survives_a_quiet_tick(void) {
+        fixture f;
+        uint64_t caps[6];
+
+        fixture_init(&f);
+        f.c.tick_ms = 100;
+        /* an unmeasured device the kernel has measured at 105 MB/s, completing writeback only every
+         * other tick: the estimate (and the cap it gives) must not come and go with the completions */
+        for (int n = 0; n < 8; n++) {
+                flood(&f.dev[0], n % 2 ? 20 * MB : 0, 600 * MB);
+                f.dev[0].wb_bw_bytes_per_s = 105 * MB;
+                CHECK(tick(&f) == 0);
+                if (n >= 2)
+                        caps[n - 2] = f.d.devices[0].bw_bytes_per_s;
+        }
+        for (int n = 0; n < 6; n++)
+                CHECK(caps[n] >= 105 * MB);
+        /* a second without any completion: no longer the kernel's fresh word */
+        for (int n = 0; n < 12; n++) {
+                flood(&f.dev[0], 0, 600 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        CHECK(f.d.devices[0].bw_bytes_per_s < 105 * MB);
         fixture_done(&f);
 }
 
@@ -351,6 +425,8 @@ static void test_minimums_fit_the_limit(void) {
         f.c.devices[0].manage = true;
         f.c.devices[0].min_bytes = 40 * MB;
         f.c.devices[0].strict_limit = TRISTATE_AUTO;
+        f.s.global.dirty_thresh_bytes = 64 * MB;  /* the kernel's threshold follows the pin */
+        f.s.global.background_thresh_bytes = 32 * MB;
         for (int n = 0; n < 12; n++) {
                 flood(&f.dev[0], 50 * MB, 60 * MB);
                 CHECK(tick(&f) == 0);
@@ -583,6 +659,8 @@ int main(void) {
         test_cap_drops_at_once_and_rises_in_steps();
         test_bursty_completions_average_out();
         test_unsaturated_device_is_not_measured();
+        test_stray_pages_are_not_a_writer();
+        test_kernel_estimate_survives_a_quiet_tick();
         test_fast_and_slow_together();
         test_step_input_does_not_oscillate();
         test_strict_does_not_flip_at_the_line();
