@@ -91,6 +91,11 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
             fall + st->limit_bytes / 100 * GUARD_STEP_PERCENT > st->limit_bytes)
                 fall = st->limit_bytes;
         held = MAX(kd->value, MAX(floor, fall));
+        /* the threshold read back is the written value rounded by the kernel, and the floor moves with
+         * every tick's counts: within 1 % of last tick's hold, hold the same bytes (no rewrite) */
+        if (held != kd->value && st->held_bytes && near(held, st->held_bytes) && st->held_bytes >= floor)
+                held = MIN(st->held_bytes, ceiling);
+        st->held_bytes = held != kd->value ? held : 0;
         if (held < st->limit_bytes) {
                 st->stepped_bytes = held;
                 st->stepped_usec = s->time_usec;
@@ -148,6 +153,9 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
 
         track_limit(s, st);
         guard_global(s, st, d);
+        /* the minimums are ratios of the limit this tick lets through */
+        decision_fit_minimums(d, d->global[KNOB_DIRTY_BYTES].wanted ? d->global[KNOB_DIRTY_BYTES].value
+                                                                   : s->global.dirty_thresh_bytes);
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++)
                 if (d->devices[i].managed && strcmp(d->devices[i].bdi, s->devices[i].bdi) == 0)
                         guard_device(&s->devices[i], s->global.dirty_thresh_bytes, &d->devices[i], st);

@@ -29,6 +29,7 @@ typedef struct guard_state {
         uint64_t stepped_usec;           /* when: the time the kernel's limit starts falling from */
         uint64_t ceiling_bytes;          /* the first threshold seen: what the kernel alone allows */
         uint64_t clamps_total;           /* how often the guard held a knob */
+        uint64_t held_bytes;             /* dirty_bytes as the guard held it last tick (0: not held) */
 } guard_state;
 
 /* Hold each wanted knob of d where writing the policy's value would stall writers:

@@ -239,11 +239,70 @@ static void test_first_sample(void) {
         CHECK(strstr(GD(&f)->held_reason, "falls no faster") != NULL);
 }
 
+/* The kernel reads back a written limit rounded (here 0.4 % lower): a held limit is not rewritten for
+ * that each tick; every change it lets through is a real step of 10 % or more. */
+static void test_no_rewrite_for_rounding(void) {
+        fixture f;
+        uint64_t last = 0, changes = 0;
+        bool all_steps = true;
+
+        fixture_init(&f, 4600 * M);
+        f.st = (guard_state) { .limit_bytes = 4600 * M, .ceiling_bytes = 4600 * M, .limit_changed_usec = 10000 * SEC };
+        for (uint64_t t = 100; t <= 3000; t += 100) {
+                f.s.time_usec = 10000 * SEC + t * 1000;
+                want(GD(&f), 64 * M);
+                guard_apply(&f.s, &f.st, &f.d);
+                if (last && GD(&f)->value != last) {
+                        changes++;
+                        all_steps = all_steps && GD(&f)->value <= last - last / 100 * 9;
+                }
+                last = GD(&f)->value;
+                f.s.global.dirty_thresh_bytes = last - last / 250;
+        }
+        printf("# 3 s of 100 ms ticks, read back 0.4 %% low: %llu changes, down to %llu M\n",
+               (unsigned long long) changes, (unsigned long long) (last / M));
+        CHECK(all_steps);
+        CHECK(changes >= 2 && changes <= 5);
+}
+
+/* min_bytes are ratios of the limit let through: fitted to the held limit, not the policy's. */
+static void test_minimums_fit_the_held_limit(void) {
+        fixture f;
+        knob_decision *min0, *min1;
+
+        fixture_init(&f, 4600 * M);
+        f.st = (guard_state) { .limit_bytes = 4600 * M, .ceiling_bytes = 4600 * M, .limit_changed_usec = 10000 * SEC };
+        holds(&f, 1, 1400 * M, 100 * M);
+        f.dd[1].capped = true;
+        want(GD(&f), 64 * M);
+        min0 = &f.dd[0].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+        min1 = &f.dd[1].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+        want(min0, 400 * M);
+        want(min1, 16 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(GD(&f)->held);
+        /* held at 4.6G at first (the fall is per second): 416M fits in half of it, untouched */
+        CHECK_EQ_U64(min0->value, 400 * M);
+        CHECK_EQ_U64(min1->value, 16 * M);
+        /* a rising limit, let through as it is: both scaled to half of it */
+        fixture_init(&f, 400 * M);
+        f.st = (guard_state) { .limit_bytes = 400 * M, .ceiling_bytes = 4600 * M, .limit_changed_usec = 10000 * SEC };
+        want(GD(&f), 512 * M);
+        want(min0, 400 * M);
+        want(min1, 16 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(min0->value + min1->value <= 256 * M);
+        CHECK(min0->value + min1->value >= 255 * M);
+        CHECK(strstr(min0->reason, "scaled down") != NULL);
+}
+
 int main(void) {
         test_global_table();
         test_same_per_second();
         test_memcg();
         test_caps();
         test_first_sample();
+        test_no_rewrite_for_rounding();
+        test_minimums_fit_the_held_limit();
         TEST_EXIT();
 }
