@@ -139,8 +139,9 @@ static void guard_device(const bdi_device *dev, uint64_t thresh_bytes, device_de
                 held = current;
         if (held == kmax->value)
                 return;
-        hold(kmax, held, "held at %s: the device holds %s; lower would stop its writers until it drains",
-             format_bytes(a, sizeof a, held), format_bytes(b, sizeof b, dev->backlog_bytes));
+        hold(kmax, held, "held at %s: the device holds %s; a cap at or near that would stop its writers "
+             "until it drains, %d %% above it paces them down", format_bytes(a, sizeof a, held),
+             format_bytes(b, sizeof b, dev->backlog_bytes), GUARD_CAP_HEADROOM_PERCENT);
         st->clamps_total++;
 }
 

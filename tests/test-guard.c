@@ -176,12 +176,13 @@ static void test_memcg(void) {
 static void test_caps(void) {
         fixture f;
 
-        printf("# a cap never falls below what the device holds: 2 %% above it, its writers are paced, not stopped\n");
+        printf("# a cap never falls below what the device holds: %d %% above it, its writers are paced, not stopped\n",
+               GUARD_CAP_HEADROOM_PERCENT);
         fixture_init(&f, 4700 * M);
         holds(&f, 1, 400 * M, 20 * M);                  /* 420M, no cap in place yet */
         want(MAXB(&f, 1), 60 * M);
         guard_apply(&f.s, &f.st, &f.d);
-        CHECK_EQ_U64(MAXB(&f, 1)->value, 420 * M + 420 * M / 100 * 2);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 420 * M + 420 * M / 100 * GUARD_CAP_HEADROOM_PERCENT);
         CHECK(MAXB(&f, 1)->held);
         CHECK_EQ_U64(MAXB(&f, 1)->policy_value, 60 * M);
 
@@ -208,7 +209,7 @@ static void test_caps(void) {
         knob_readings_set(f.dev[1].knobs.k, true, "max_bytes", 400 * M);
         want(MAXB(&f, 1), 60 * M);
         guard_apply(&f.s, &f.st, &f.d);
-        CHECK_EQ_U64(MAXB(&f, 1)->value, 300 * M + 300 * M / 100 * 2);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 300 * M + 300 * M / 100 * GUARD_CAP_HEADROOM_PERCENT);
 
         printf("# a cap above the backlog is left as the policy wants it\n");
         fixture_init(&f, 4700 * M);
