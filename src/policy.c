@@ -171,8 +171,6 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         ds->active_ticks = bdi_device_active(d) ? ds->active_ticks + 1 : 0;
         if (written > 0)
                 ds->wrote_usec = now_usec;
-        if (have_prev && d->dirty_rate_bytes_per_s > 0)
-                ds->dirtied_usec = now_usec;
         ds->filling = have_prev && d->dirty_rate_bytes_per_s >= FILL_RATE_BYTES_PER_S;
         ds->quiet = !ds->filling && d->backlog_bytes < BW_QUEUED_BYTES;
 
@@ -464,9 +462,7 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                 update_bandwidth(ds, d, s->time_usec);
                 dd->bw_bytes_per_s = ds->bw_bytes_per_s;
                 dd->active = bdi_device_active(d);
-                /* a device only draining (nobody wrote to it for a second) needs no room for writers: its
-                 * backlog is the guard's stuck data, not a reason to cap the devices being written */
-                if (dd->active && ds->dirtied_usec && s->time_usec <= ds->dirtied_usec + BW_FRESH_USEC) {
+                if (dd->active) {
                         dd->need_bytes = mul_div(ds->bw_bytes_per_s, device_backlog_ms(c, dc), 1000);
                         demand_bytes += dd->need_bytes;
                         n_active++;

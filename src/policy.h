@@ -62,7 +62,6 @@ typedef struct policy_device_state {
         uint64_t wrote_usec;            /* when it last completed any writeback (0: never seen to) */
         bool filling;                   /* it was dirtied at FILL_RATE or faster in the last tick */
         bool quiet;                     /* not filling and holding less than BW_QUEUED: idle as far as caps go */
-        uint64_t dirtied_usec;          /* when anything was last dirtied on it (0: never seen) */
         bool presumed;                  /* its cap is the unmeasured guess, not from its speed */
 } policy_device_state;
 

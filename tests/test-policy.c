@@ -170,31 +170,6 @@ static void test_reacts_within_two_ticks(void) {
         fixture_done(&f);
 }
 
-static void test_draining_device_needs_no_room(void) {
-        fixture f;
-
-        fixture_init(&f);
-        /* start-a: the stick holds 1.5G and drains at 30 MB/s with nobody writing to it; the disk's
-         * writer runs at 200 MB/s. The stick's backlog is the guard's business: it is no demand, and
-         * the disk is sized as if alone (uncapped, as in its solo), not strictly capped beside it. */
-        for (int n = 0; n < 6; n++) {
-                flood(&f.dev[1], 30 * MB, 1536 * MB - (uint64_t) n * 30 * MB);
-                f.dev[1].dirty_rate_bytes_per_s = 0;
-                flood(&f.dev[0], 200 * MB, 400 * MB);
-                CHECK(tick(&f) == 0);
-        }
-        CHECK(f.st.devices[0].measured);
-        CHECK_EQ_U64(f.d.devices[1].need_bytes, 0);
-        CHECK_EQ_U64(f.d.devices[0].need_bytes, 400 * MB);
-        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value == 0);
-        /* its writer comes back: it needs room again, within a tick */
-        flood(&f.dev[1], 30 * MB, 1400 * MB);
-        flood(&f.dev[0], 200 * MB, 400 * MB);
-        CHECK(tick(&f) == 0);
-        CHECK(f.d.devices[1].need_bytes > 0);
-        fixture_done(&f);
-}
-
 static void test_cap_drops_at_once_and_rises_in_steps(void) {
         fixture f;
 
@@ -685,7 +660,6 @@ int main(void) {
         test_bursty_completions_average_out();
         test_unsaturated_device_is_not_measured();
         test_stray_pages_are_not_a_writer();
-        test_draining_device_needs_no_room();
         test_kernel_estimate_survives_a_quiet_tick();
         test_fast_and_slow_together();
         test_step_input_does_not_oscillate();
