@@ -110,8 +110,11 @@ class Sampler(threading.Thread):
         self.t0 = time.monotonic()      # set last: callers wait for t0, then read wall0
         nxt = self.t0
         while not self._halt.is_set():
+            # stamped when the reads start: a row's knob values were all read after its time (the
+            # reads take a few ms; stamped at their end, a write landing meanwhile looked undone)
+            t = time.monotonic() - self.t0
             g, devs = self.sample()
-            self.rows.append((time.monotonic() - self.t0, g, devs))
+            self.rows.append((t, g, devs))
             nxt += self.interval
             delay = nxt - time.monotonic()
             if delay < 0:
