@@ -172,6 +172,8 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         if (written > 0)
                 ds->wrote_usec = now_usec;
         ds->filling = have_prev && d->dirty_rate_bytes_per_s >= FILL_RATE_BYTES_PER_S;
+        if (have_prev && d->dirty_rate_bytes_per_s > 0)
+                ds->dirtied_seen = true;
         ds->quiet = !ds->filling && d->backlog_bytes < BW_QUEUED_BYTES;
 
         if (saturated)
@@ -462,7 +464,10 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                 update_bandwidth(ds, d, s->time_usec);
                 dd->bw_bytes_per_s = ds->bw_bytes_per_s;
                 dd->active = bdi_device_active(d);
-                if (dd->active) {
+                /* a backlog left from before the daemon watched, that nobody has added to since, needs no
+                 * room for writers: it is the guard's stuck data. (Not "nobody dirtied it lately": a writer
+                 * blocked on its device dirties nothing for seconds.) */
+                if (dd->active && ds->dirtied_seen) {
                         dd->need_bytes = mul_div(ds->bw_bytes_per_s, device_backlog_ms(c, dc), 1000);
                         demand_bytes += dd->need_bytes;
                         n_active++;

@@ -170,6 +170,36 @@ static void test_reacts_within_two_ticks(void) {
         fixture_done(&f);
 }
 
+static void test_backlog_from_before_is_no_demand(void) {
+        fixture f;
+
+        fixture_init(&f);
+        /* start-a: the stick holds 1.5G written before the daemon started, and drains at 30 MB/s with
+         * nobody writing to it; the disk's writer runs at 200 MB/s. That backlog is the guard's stuck
+         * data, not demand: the disk is sized as if alone, as in its solo, not strictly capped. */
+        for (int n = 0; n < 6; n++) {
+                flood(&f.dev[1], 30 * MB, 1536 * MB - (uint64_t) n * 30 * MB);
+                f.dev[1].dirty_rate_bytes_per_s = 0;
+                flood(&f.dev[0], 200 * MB, 400 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        CHECK(f.st.devices[0].measured);
+        CHECK_EQ_U64(f.d.devices[1].need_bytes, 0);
+        CHECK_EQ_U64(f.d.devices[0].need_bytes, 400 * MB);
+        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value == 0);
+        /* a writer on the stick: it is demand from then on, also through ticks its writer, blocked on
+         * the device, dirties nothing */
+        flood(&f.dev[1], 30 * MB, 1400 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK(f.d.devices[1].need_bytes > 0);
+        for (int n = 0; n < 3; n++) {
+                f.dev[1].dirty_rate_bytes_per_s = 0;
+                CHECK(tick(&f) == 0);
+                CHECK(f.d.devices[1].need_bytes > 0);
+        }
+        fixture_done(&f);
+}
+
 static void test_cap_drops_at_once_and_rises_in_steps(void) {
         fixture f;
 
@@ -660,6 +690,7 @@ int main(void) {
         test_bursty_completions_average_out();
         test_unsaturated_device_is_not_measured();
         test_stray_pages_are_not_a_writer();
+        test_backlog_from_before_is_no_demand();
         test_kernel_estimate_survives_a_quiet_tick();
         test_fast_and_slow_together();
         test_step_input_does_not_oscillate();
