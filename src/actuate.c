@@ -853,12 +853,33 @@ int actuator_restore_device(actuator *a, const char *bdi) {
         return pipeline(a, NULL, NULL, true, bdi, NULL);
 }
 
+/* A saved knob that already reads its original needed no write at a restore: nothing is left to put
+ * back, so it leaves the saved file (it stayed there, and the next start took the run for a crash). */
+static bool forget_if_original(const actuator *a, const char *bdi, knob_id k, knob_owner *ow) {
+        knob_now now;
+
+        if (!ow->saved || ow->overridden || read_now(a, bdi, k, &now) < 0 ||
+            !knob_setting_same(now.setting, ow->original))
+                return false;
+        ow->saved = ow->written = ow->pending = false;
+        return true;
+}
+
 int actuator_restore_all(actuator *a) {
         int r = pipeline(a, NULL, NULL, true, NULL, NULL);
+        bool forgot = false;
 
-        if (r < 0)
+        if (r < 0) {
                 log_warning_errno(r, "Could not restore every knob; %s keeps what is left: %m", a->saved_path);
-        return r;
+                return r;
+        }
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
+                forgot |= forget_if_original(a, NULL, k, &a->g[k]);
+        for (size_t i = 0; i < a->n_devices; i++)
+                for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
+                        forgot |= forget_if_original(a, a->devices[i]->bdi, (knob_id) (KNOB_DEVICE_FIRST + j),
+                                                     &a->devices[i]->k[j]);
+        return forgot ? saved_sync(a) : 0;
 }
 
 /* ---- overrides ------------------------------------------------------------------------ */

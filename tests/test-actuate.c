@@ -294,6 +294,20 @@ static void test_bytes_mode_original(void) {
         CHECK_EQ_U64(fk->n_log, 1);
         CHECK(actuator_restore_all(a) == 0);
         CHECK_EQ_U64(fk->vm.background_bytes, 100 * M);
+
+        printf("# the policy's own value back at the original: a stop leaves no saved file behind\n");
+        want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "x");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 300 * M, "x");   /* the original, written as a value */
+        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 100 * M, "x");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fk->vm.dirty_bytes, 300 * M);
+        CHECK(saved_exists());
+        fake_kernel_log_clear(fk);
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK_EQ_U64(fk->n_log, 0);              /* nothing to write ... */
+        CHECK(!saved_exists());                  /* ... and nothing left to put back */
+        CHECK(!actuator_owner(a, NULL, KNOB_DIRTY_BYTES) || !actuator_owner(a, NULL, KNOB_DIRTY_BYTES)->saved);
         actuator_free(a);
         fake_kernel_free(fk);
 }
