@@ -291,14 +291,17 @@ static void decide_intervals(const config *c, policy_state *st, uint64_t limit, 
 
 /* The cap of a device whose speed is not known yet: a quarter of what the pool has left below the
  * freerun point in force (so others keep three quarters, and a fast device is not throttled, with
- * the kernel's idle bandwidth estimate, while the pool has room), at least unmeasured_device_bytes,
- * and at most half the limit in force. */
+ * the kernel's idle bandwidth estimate, while the pool has room), at least unmeasured_device_bytes;
+ * 0 (none) if that is more than half the limit in force. */
 static uint64_t presumed_cap(const sample *s, const config *c) {
         uint64_t freerun = s->global.dirty_thresh_bytes / 2 + s->global.background_thresh_bytes / 2;
         uint64_t used = s->global.dirty_bytes + s->global.writeback_bytes;
         uint64_t share = freerun > used ? (freerun - used) / PRESUMED_SHARE_DIVISOR : 0;
 
-        return MAX(c->unmeasured_device_bytes, MIN(share, s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR));
+        uint64_t cap = MAX(c->unmeasured_device_bytes, share);
+
+        /* a pool so small that even that is more than half of it: the limit itself bounds the device */
+        return cap <= s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR ? cap : 0;
 }
 
 static void decide_device(const device_config *dc, const config *c, policy_device_state *ds,
@@ -333,7 +336,7 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                 cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
                 snprintf(kmax->reason, sizeof kmax->reason, "bandwidth %s/s x %.1f s target",
                          format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
-        } else if (c->unmeasured_device_bytes && (ds->filling || ds->max_bytes)) {
+        } else if (c->unmeasured_device_bytes && presumed_bytes && (ds->filling || ds->max_bytes)) {
                 /* a slow stick fills the pool within a tick of its first write: cap before we know. Only
                  * a device being written fast: one that merely holds a few pages (the root disk at the
                  * daemon's start) would give its next writer a strict cap and the kernel's idle bandwidth */
@@ -354,8 +357,13 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                 }
         } else if (dc && dc->max_bytes)
                 cap = UINT64_MAX;
-        else
-                return;  /* never saw it write at full speed, and no cap before that: no opinion */
+        else {
+                /* never saw it write at full speed, and no cap before that (or the pool is too small
+                 * for a presumed one): no opinion */
+                ds->max_bytes = 0;
+                ds->strict = ds->presumed = false;
+                return;
+        }
         if (dc && dc->max_bytes && dc->max_bytes < cap) {
                 cap = dc->max_bytes;
                 snprintf(kmax->reason, sizeof kmax->reason, "max_bytes from [device \"%s\"]", dc->match);

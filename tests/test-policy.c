@@ -267,6 +267,13 @@ static void test_unsaturated_device_is_not_measured(void) {
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
         /* and a presumed cap does not fall as the pool fills: it would pull its writers down with it */
         CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, PRESUMED_EMPTY_POOL);
+        /* a tiny pool (1M): a presumed cap would be more than half of it; the limit bounds the device */
+        f.s.global.dirty_thresh_bytes = 1 * MB;
+        f.s.global.background_thresh_bytes = MB / 2;
+        f.s.global.dirty_bytes = 0;
+        CHECK(tick(&f) == 0);
+        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value);
+        CHECK(!dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted || dev_knob(&f, 1, KNOB_MAX_BYTES)->value <= MB);
         fixture_done(&f);
 }
 
