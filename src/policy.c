@@ -172,7 +172,9 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         if (written > 0)
                 ds->wrote_usec = now_usec;
         ds->filling = have_prev && d->dirty_rate_bytes_per_s >= FILL_RATE_BYTES_PER_S;
-        if (have_prev && d->dirty_rate_bytes_per_s > 0)
+        /* a megabyte in one tick: not the per-CPU counters settling after a writer that stopped before
+         * the daemon started (they show a few pages dirtied then) */
+        if (have_prev && mul_div(d->dirty_rate_bytes_per_s, dt_usec, 1000000) >= BW_QUEUED_BYTES)
                 ds->dirtied_seen = true;
         ds->quiet = !ds->filling && d->backlog_bytes < BW_QUEUED_BYTES;
 
