@@ -28,6 +28,7 @@
 #define BW_SLOWDOWN_USEC 1000000ULL         /* ... for a whole second: then that is its speed now */
 #define BW_FRESH_USEC 1000000ULL            /* the kernel's estimate is current while the device wrote within 1 s */
 #define FILL_RATE_BYTES_PER_S (8 * MB)      /* dirtied this fast, an unmeasured device may be filling the pool */
+#define PRESUMED_SHARE_DIVISOR 4            /* an unmeasured device may take a quarter of the pool left below freerun */
 
 static void want(knob_decision *k, uint64_t value, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static void want(knob_decision *k, uint64_t value, const char *format, ...) {
@@ -290,13 +291,19 @@ static void decide_intervals(const config *c, policy_state *st, uint64_t limit, 
                      "a sixth of max_age, at most the kernel's 5 s");
 }
 
-/* The cap of a device whose speed is not known yet: unmeasured_device_bytes, or none if that is more
- * than half the limit in force (the limit itself then bounds the device). A quarter of the pool left
- * below freerun was tried: a 4 MB/s device paced by its writer then held 269M (67 s of it) before it
- * was measured, against the product's first goal (tests/test-auto-live.sh). */
+/* The cap of a device whose speed is not known yet: a quarter of what the pool has left below the
+ * freerun point in force (so others keep three quarters, and a fast device is not throttled, with
+ * the kernel's idle bandwidth estimate, while the pool has room), at least unmeasured_device_bytes;
+ * 0 (none) if that is more than half the limit in force. */
 static uint64_t presumed_cap(const sample *s, const config *c) {
-        return c->unmeasured_device_bytes <= s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR
-               ? c->unmeasured_device_bytes : 0;
+        uint64_t freerun = s->global.dirty_thresh_bytes / 2 + s->global.background_thresh_bytes / 2;
+        uint64_t used = s->global.dirty_bytes + s->global.writeback_bytes;
+        uint64_t share = freerun > used ? (freerun - used) / PRESUMED_SHARE_DIVISOR : 0;
+
+        uint64_t cap = MAX(c->unmeasured_device_bytes, share);
+
+        /* a pool so small that even that is more than half of it: the limit itself bounds the device */
+        return cap <= s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR ? cap : 0;
 }
 
 static void decide_device(const device_config *dc, const config *c, policy_device_state *ds,
@@ -340,7 +347,8 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                 cap = MAX(MAX(presumed_bytes, floor), ds->presumed ? ds->max_bytes : 0);
                 presumed = true;
                 snprintf(kmax->reason, sizeof kmax->reason,
-                         "speed not measured yet: presumed slow until it writes at full speed for 1 s");
+                         "speed not measured yet: presumed slow until it writes at full speed for 1 s "
+                         "(a quarter of the pool left below freerun, at least unmeasured_device_bytes)");
                 if (mul_div(ds->bw_bytes_per_s, target_ms, 1000) > cap) {
                         /* held back by that cap, it still wrote this fast (or the kernel's fresh estimate
                          * says so): let it have that */
