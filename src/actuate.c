@@ -506,21 +506,27 @@ static void drop_unwritten(knob_owner *ow) {
 
 /* What each knob read before this run, as its owner's last sight of it (op_run then records what a
  * write read back as). A later change we did not make is someone else's. */
-static void see(knob_owner *ow, const knob_now *now) {
-        if (!ow->overridden && now->readable) {
-                ow->seen = true;
-                ow->seen_setting = now->setting;
+static void see(actuator *a, knob_owner *ow, const knob_now *now, const knob_target *t) {
+        if (ow->overridden || !now->readable)
+                return;
+        ow->seen = true;
+        ow->seen_setting = now->setting;
+        /* to be restored, and already at its original: nothing is left to put back (it needs no write,
+         * so it would stay in the saved file, and the next start would take the run for a crash) */
+        if (t->kind == TARGET_RESTORE && ow->saved && knob_setting_same(now->setting, ow->original)) {
+                ow->saved = ow->written = ow->pending = false;
+                a->saved_stale = true;
         }
 }
 
 static void record_seen(actuator *a, const plan_input *in, bool globals) {
         for (knob_id k = 0; globals && k < _KNOB_GLOBAL_MAX; k++)
-                see(&a->g[k], &in->global_now[k]);
+                see(a, &a->g[k], &in->global_now[k], &in->global_target[k]);
         for (size_t i = 0; !globals && i < in->n_devices; i++) {
                 adev *d = find_dev(a, in->devices[i].bdi);
 
                 for (size_t j = 0; d && j < KNOB_DEVICE_COUNT; j++)
-                        see(&d->k[j], &in->devices[i].now[j]);
+                        see(a, &d->k[j], &in->devices[i].now[j], &in->devices[i].target[j]);
         }
 }
 
@@ -853,33 +859,12 @@ int actuator_restore_device(actuator *a, const char *bdi) {
         return pipeline(a, NULL, NULL, true, bdi, NULL);
 }
 
-/* A saved knob that already reads its original needed no write at a restore: nothing is left to put
- * back, so it leaves the saved file (it stayed there, and the next start took the run for a crash). */
-static bool forget_if_original(const actuator *a, const char *bdi, knob_id k, knob_owner *ow) {
-        knob_now now;
-
-        if (!ow->saved || ow->overridden || read_now(a, bdi, k, &now) < 0 ||
-            !knob_setting_same(now.setting, ow->original))
-                return false;
-        ow->saved = ow->written = ow->pending = false;
-        return true;
-}
-
 int actuator_restore_all(actuator *a) {
         int r = pipeline(a, NULL, NULL, true, NULL, NULL);
-        bool forgot = false;
 
-        if (r < 0) {
+        if (r < 0)
                 log_warning_errno(r, "Could not restore every knob; %s keeps what is left: %m", a->saved_path);
-                return r;
-        }
-        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
-                forgot |= forget_if_original(a, NULL, k, &a->g[k]);
-        for (size_t i = 0; i < a->n_devices; i++)
-                for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
-                        forgot |= forget_if_original(a, a->devices[i]->bdi, (knob_id) (KNOB_DEVICE_FIRST + j),
-                                                     &a->devices[i]->k[j]);
-        return forgot ? saved_sync(a) : 0;
+        return r;
 }
 
 /* ---- overrides ------------------------------------------------------------------------ */
