@@ -299,11 +299,18 @@ static uint64_t presumed_cap(const sample *s, const config *c) {
         uint64_t freerun = s->global.dirty_thresh_bytes / 2 + s->global.background_thresh_bytes / 2;
         uint64_t used = s->global.dirty_bytes + s->global.writeback_bytes;
         uint64_t share = freerun > used ? (freerun - used) / PRESUMED_SHARE_DIVISOR : 0;
-
         uint64_t cap = MAX(c->unmeasured_device_bytes, share);
 
+        if (!c->unmeasured_device_bytes)
+                return 0;  /* configured off: no cap until measured */
         /* a pool so small that even that is more than half of it: the limit itself bounds the device */
         return cap <= s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR ? cap : 0;
+}
+
+/* No cap wanted from now on: the next one starts afresh (no slew, no hysteresis, not strict). */
+static void forget_cap(policy_device_state *ds) {
+        ds->max_bytes = 0;
+        ds->strict = ds->presumed = false;
 }
 
 static void decide_device(const device_config *dc, const config *c, policy_device_state *ds,
@@ -329,8 +336,7 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                                 want(kstrict, 1, "idle: keeping its strict cap");
                         return;
                 }
-                ds->max_bytes = 0;
-                ds->strict = ds->presumed = false;
+                forget_cap(ds);
                 return;
         }
         presumed = false;
@@ -338,12 +344,12 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                 cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
                 snprintf(kmax->reason, sizeof kmax->reason, "bandwidth %s/s x %.1f s target",
                          format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
-        } else if (c->unmeasured_device_bytes && presumed_bytes && (ds->filling || ds->max_bytes)) {
+        } else if (presumed_bytes && (ds->filling || ds->max_bytes)) {
                 /* a slow stick fills the pool within a tick of its first write: cap before we know. Only
                  * a device being written fast: one that merely holds a few pages (the root disk at the
-                 * daemon's start) would give its next writer a strict cap and the kernel's idle bandwidth */
-                /* it does not fall while presumed: a writer throttled by it with the kernel's idle estimate
-                 * would drain its backlog and pull the guard's hold down with it */
+                 * daemon's start) would give its next writer a strict cap and the kernel's idle bandwidth.
+                 * It does not fall while presumed: a writer throttled by it with the kernel's idle
+                 * estimate would drain its backlog and pull the guard's hold down with it. */
                 cap = MAX(MAX(presumed_bytes, floor), ds->presumed ? ds->max_bytes : 0);
                 presumed = true;
                 snprintf(kmax->reason, sizeof kmax->reason,
@@ -362,8 +368,7 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         else {
                 /* never saw it write at full speed, and no cap before that (or the pool is too small
                  * for a presumed one): no opinion */
-                ds->max_bytes = 0;
-                ds->strict = ds->presumed = false;
+                forget_cap(ds);
                 return;
         }
         if (dc && dc->max_bytes && dc->max_bytes < cap) {
@@ -371,11 +376,10 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                 snprintf(kmax->reason, sizeof kmax->reason, "max_bytes from [device \"%s\"]", dc->match);
         }
         /* the global limit already bounds it; a cap it had stays until it is clearly above the limit,
-         * so a cap near the line is not written and given back tick after tick */
-        /* (a presumed cap is sized on the pool in force, which the guard may hold far above that limit) */
+         * so a cap near the line is not written and given back tick after tick (a presumed cap is sized
+         * on the pool in force, which the guard may hold far above that limit) */
         if (!presumed && cap >= limit && !(ds->max_bytes && !ds->presumed && cap < mul_div(limit, CAP_RELEASE_PERCENT, 100))) {
-                ds->max_bytes = 0;
-                ds->strict = ds->presumed = false;
+                forget_cap(ds);
                 return;
         }
         if (!presumed)
@@ -442,7 +446,7 @@ void decision_fit_minimums(decision *out, uint64_t limit) {
 
 int policy_decide(const sample *s, const config *c, policy_state *st, decision *out) {
         _cleanup_free_ const device_config **dcs = NULL;   /* each device's [device] section, for both passes */
-        uint64_t demand_bytes = 0, limit;
+        uint64_t demand_bytes = 0, limit, presumed_bytes;
         size_t n_active = 0;
 
         *out = (decision) {};
@@ -489,9 +493,10 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
         decide_intervals(c, st, limit, out);
 
         /* pass 2: per-device caps against the limit we are heading for */
+        presumed_bytes = presumed_cap(s, c);
         for (size_t i = 0; i < s->n_devices; i++)
                 if (out->devices[i].managed)
-                        decide_device(dcs[i], c, &st->devices[i], limit, presumed_cap(s, c), &out->devices[i]);
+                        decide_device(dcs[i], c, &st->devices[i], limit, presumed_bytes, &out->devices[i]);
         /* against the limit in force, not the one the policy heads for (the guard may hold it far above):
          * the guard fits them again to the limit it lets through */
         decision_fit_minimums(out, MAX(limit, s->global.dirty_thresh_bytes));
