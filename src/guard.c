@@ -118,13 +118,99 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
                 hold(kb, held / 2, "half of the held dirty_bytes %s", format_bytes(a, sizeof a, held));
 }
 
+/* The strict hold remembered for bdi; with create, a free slot for it (NULL if none is left). */
+static guard_hold *find_hold(guard_state *st, const char *bdi, bool create) {
+        for (size_t i = 0; i < GUARD_DEVICES_MAX; i++)
+                if (strcmp(st->holds[i].bdi, bdi) == 0)
+                        return &st->holds[i];
+        if (!create)
+                return NULL;
+        for (size_t i = 0; i < GUARD_DEVICES_MAX; i++)
+                if (!st->holds[i].bdi[0]) {
+                        snprintf(st->holds[i].bdi, sizeof st->holds[i].bdi, "%s", bdi);
+                        st->holds[i].cap_bytes = 0;
+                        return &st->holds[i];
+                }
+        return NULL;
+}
+
+static void forget_hold(guard_state *st, const char *bdi) {
+        guard_hold *h = find_hold(st, bdi, false);
+
+        if (h)
+                *h = (guard_hold) {};
+}
+
+/* A strict cap: its freerun point, cap x (limit + background) / (2 x limit), stays just under the
+ * backlog, falling by GUARD_STRICT_FALL_PERCENT of what the device drained over dt_s. */
+static void guard_strict(const bdi_device *dev, uint64_t limit_bytes, uint64_t background_bytes, double dt_s,
+                         device_decision *dd, guard_state *st) {
+        knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
+        knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+        uint64_t drain_bytes, point, floor, held;
+        guard_hold *h;
+        char a[16], b[16], c[16];
+
+        drain_bytes = (uint64_t) ((double) MAX(dd->bw_bytes_per_s, dev->write_bw_bytes_per_s) * dt_s *
+                                  GUARD_STRICT_FALL_PERCENT / 100.0);
+        point = dev->backlog_bytes > drain_bytes ? dev->backlog_bytes - drain_bytes : 0;
+        floor = background_bytes < limit_bytes ? mul_div(point, 2 * limit_bytes, limit_bytes + background_bytes)
+                                               : point;
+        if (kmax->value >= floor) {
+                forget_hold(st, dev->bdi);
+                return;
+        }
+        h = find_hold(st, dev->bdi, true);
+        /* it may rise above the cap in place when the hold begins, never after: a writer that outran
+         * its device into the paced band must not lift its own cap tick by tick */
+        held = h && h->cap_bytes ? MIN(floor, h->cap_bytes) : floor;
+        held = MAX(held, kmax->value);
+        if (h)
+                h->cap_bytes = held;
+        hold(kmax, held, "held at %s: the device holds %s, and a strict device's writers run free only below "
+             "%s of it; above its threshold they stop and the kernel collapses their rate limit",
+             format_bytes(a, sizeof a, held), format_bytes(b, sizeof b, dev->backlog_bytes),
+             format_bytes(c, sizeof c, point));
+        /* its threshold is min_bytes plus its share of the pool, at most max_bytes: the minimum makes
+         * the cap the threshold whatever the share (the policy's minimum of a strict device is its cap;
+         * one from the config is the admin's). Equal, they fall together, the minimum never above. */
+        if (kmin->wanted && !strstr(kmin->reason, "[device"))
+                hold(kmin, held, "equal to its held strict cap %s", format_bytes(a, sizeof a, held));
+        st->clamps_total++;
+}
+
+/* After the minimums were fitted: a strict hold whose minimum did not fit cannot keep the threshold
+ * above the backlog, and a strict device above its threshold is stopped. Not strict while it drains,
+ * its writers are paced as with the kernel alone. */
+static void guard_strict_fit(const bdi_device *dev, device_decision *dd, guard_state *st) {
+        knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
+        knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+        knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
+        char a[16], b[16];
+
+        if (!kmax->held || !find_hold(st, dev->bdi, false))
+                return;
+        if (dev->backlog_bytes >= kmax->value)
+                /* a cap that may not rise again, and a backlog that grew to it */
+                hold(kstrict, 0, "not strict while it drains: it holds %s, at or above its held cap %s",
+                     format_bytes(a, sizeof a, dev->backlog_bytes), format_bytes(b, sizeof b, kmax->value));
+        else if (kmin->held && kmin->value < kmax->value)
+                hold(kstrict, 0, "not strict while it drains: it holds %s, and the minimum %s that would keep a "
+                     "strict cap above that does not fit in %d %% of the limit",
+                     format_bytes(a, sizeof a, dev->backlog_bytes), format_bytes(b, sizeof b, kmax->value),
+                     GUARD_MIN_SUM_PERCENT);
+        else
+                return;
+        /* not strict, a minimum only reserves pool for it: back to what the policy wanted */
+        kmin->value = MIN(kmin->value, kmin->policy_value);
+        kmin->held = false;
+}
+
 static void guard_device(const bdi_device *dev, uint64_t thresh_bytes, device_decision *dd, guard_state *st) {
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
         uint64_t floor, current, held;
         char a[16], b[16];
 
-        if (!kmax->wanted)
-                return;
         /* a strict writer at or above its cap is stopped until the device drains (no 1/4 floor as on the
          * global line); a little above what it holds, it is paced down instead */
         floor = dev->backlog_bytes + dev->backlog_bytes / 100 * GUARD_CAP_HEADROOM_PERCENT;
@@ -139,13 +225,16 @@ static void guard_device(const bdi_device *dev, uint64_t thresh_bytes, device_de
                 held = current;
         if (held == kmax->value)
                 return;
-        hold(kmax, held, "held at %s: the device holds %s; a cap at or near that would stop its writers "
+        hold(kmax, held, "held at %s: the device holds %s; a cap at or near that would squeeze its writers "
              "until it drains, %d %% above it paces them down", format_bytes(a, sizeof a, held),
              format_bytes(b, sizeof b, dev->backlog_bytes), GUARD_CAP_HEADROOM_PERCENT);
         st->clamps_total++;
 }
 
 void guard_apply(const sample *s, guard_state *st, decision *d) {
+        uint64_t limit_bytes, background_bytes;
+        double dt_s;
+
         for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
                 d->global[k].policy_value = d->global[k].value;
         for (size_t i = 0; i < d->n_devices; i++)
@@ -154,10 +243,32 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
 
         track_limit(s, st);
         guard_global(s, st, d);
-        /* the minimums are ratios of the limit this tick lets through */
-        decision_fit_minimums(d, d->global[KNOB_DIRTY_BYTES].wanted ? d->global[KNOB_DIRTY_BYTES].value
-                                                                   : s->global.dirty_thresh_bytes);
+        /* the limits this tick lets through: what the devices' thresholds and freerun points follow */
+        limit_bytes = d->global[KNOB_DIRTY_BYTES].wanted ? d->global[KNOB_DIRTY_BYTES].value : s->global.dirty_thresh_bytes;
+        background_bytes = d->global[KNOB_DIRTY_BACKGROUND_BYTES].wanted ? d->global[KNOB_DIRTY_BACKGROUND_BYTES].value
+                                                                         : s->global.background_thresh_bytes;
+        dt_s = st->sample_usec && s->time_usec > st->sample_usec ? MIN((double) (s->time_usec - st->sample_usec) / 1e6, 1.0)
+                                                                   : 0.0;
+        st->sample_usec = s->time_usec;
+        /* the policy's minimums are ratios of the limit this tick lets through */
+        decision_fit_minimums(d, limit_bytes, MIN_SUM_PERCENT);
+        for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++) {
+                device_decision *dd = &d->devices[i];
+
+                if (!dd->managed || strcmp(dd->bdi, s->devices[i].bdi) != 0)
+                        continue;
+                if (!dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].wanted || !dd->capped)
+                        forget_hold(st, dd->bdi);
+                if (!dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].wanted)
+                        continue;
+                if (dd->capped)
+                        guard_strict(&s->devices[i], limit_bytes, background_bytes, dt_s, dd, st);
+                else
+                        guard_device(&s->devices[i], s->global.dirty_thresh_bytes, dd, st);
+        }
+        /* and a strict hold's minimum may take more of it */
+        decision_fit_minimums(d, limit_bytes, GUARD_MIN_SUM_PERCENT);
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++)
                 if (d->devices[i].managed && strcmp(d->devices[i].bdi, s->devices[i].bdi) == 0)
-                        guard_device(&s->devices[i], s->global.dirty_thresh_bytes, &d->devices[i], st);
+                        guard_strict_fit(&s->devices[i], &d->devices[i], st);
 }

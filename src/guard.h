@@ -14,15 +14,31 @@
 #define GUARD_FALL_KEEP_PER_S 0.853
 /* Dirty memory left below the freerun point for writers on devices that are idle now. */
 #define GUARD_MARGIN_BYTES (64ULL << 20)
-/* A cap never falls below what the device holds plus this much of it: its writers are paced down by
- * the kernel's control line instead of stopped at the limit until it has drained. (15 % was tried:
- * the slowed device's writer then waited about as long as with the kernel alone, but its backlog grew
- * for 2-5 s more and the innocent writers got half as much.) */
+/* A cap that is not strict never falls below what the device holds plus this much of it: above the
+ * global freerun point its writers are paced by the kernel's control line, with its 1/4 floor. */
 #define GUARD_CAP_HEADROOM_PERCENT 2
+/* A strict device's writers run free up to its own freerun point, (cap + cap x background / limit)
+ * / 2, are paced above it by a rate limit the kernel only ever lowers for a strict device
+ * (wb_update_dirty_ratelimit()), and are stopped at its threshold, min(max_bytes, min_bytes + its
+ * share of the pool), while that rate limit collapses. So a strict cap is held with the backlog at
+ * its freerun point, min_bytes with it, and that point falls by this much of what the device writes:
+ * its writers keep the rest of its speed. (A cap 2 % above the backlog stopped a slow device's writer
+ * for 7.4 s where the kernel alone paused it 0.4 s.) */
+#define GUARD_STRICT_FALL_PERCENT 50
+/* All min_bytes together within this much of the limit the guard lets through: a strict hold's
+ * minimum may take more than the policy's share (MIN_SUM_PERCENT); the kernel refuses 100 %. */
+#define GUARD_MIN_SUM_PERCENT 90
+/* Strict holds the guard remembers at once (each may rise when it begins, never after). */
+#define GUARD_DEVICES_MAX 64
 
 /* A falling limit moves in steps of at least this much of itself (or straight to where it heads):
  * every write of dirty_bytes resets the kernel's rate limits and rewrites the device caps. */
 #define GUARD_STEP_PERCENT 10
+
+typedef struct guard_hold {
+        char bdi[64];                    /* "" : a free slot */
+        uint64_t cap_bytes;              /* the strict cap held last tick */
+} guard_hold;
 
 typedef struct guard_state {
         uint64_t limit_bytes;            /* the kernel's dirty threshold at the last change we saw */
@@ -32,6 +48,8 @@ typedef struct guard_state {
         uint64_t ceiling_bytes;          /* the first threshold seen: what the kernel alone allows */
         uint64_t clamps_total;           /* how often the guard held a knob */
         uint64_t held_bytes;             /* dirty_bytes as the guard held it last tick (0: not held) */
+        uint64_t sample_usec;            /* the last sample's time: what a device wrote since is its drain */
+        guard_hold holds[GUARD_DEVICES_MAX];   /* devices whose strict cap the guard holds */
 } guard_state;
 
 /* Hold each wanted knob of d where writing the policy's value would stall writers:
@@ -42,7 +60,12 @@ typedef struct guard_state {
  * - dirty_background_bytes follows a held dirty_bytes (half of it, as the kernel's defaults);
  *   while a memory-limited cgroup writes, dirty_bytes stays at what the kernel alone allowed (that
  *   cgroup's limit is the global one's share of memory applied to its own);
- * - a device's max_bytes does not fall below its backlog plus GUARD_CAP_HEADROOM_PERCENT (the guard
- *   never raises a cap already in place above the policy's value, so it cannot ratchet up).
+ * - a strict device's max_bytes and min_bytes are held so its freerun point sits under its backlog by
+ *   GUARD_STRICT_FALL_PERCENT of what it drained since the last sample; such a hold may rise above
+ *   the cap in place when it begins, never after, so it cannot ratchet up. Where all minimums would
+ *   not fit within GUARD_MIN_SUM_PERCENT of the limit, the device is left not strict while it drains (as the kernel
+ *   alone would pace it) instead of being stopped;
+ * - any other device's max_bytes does not fall below its backlog plus GUARD_CAP_HEADROOM_PERCENT
+ *   (the guard never raises a cap already in place above the policy's value).
  * Each device's need_bytes is the room the policy sized it for. Fills policy_value/held/held_reason. */
 void guard_apply(const sample *s, guard_state *st, decision *d);

@@ -18,7 +18,6 @@
 #define CAP_HYSTERESIS_PERCENT 20           /* device caps follow a noisier estimate */
 #define STRICT_KEEP_PERCENT 60              /* a strict cap stays strict up to 60 % of the limit */
 #define CAP_RELEASE_PERCENT 125             /* a cap is given back once it would be this far above the limit */
-#define MIN_SUM_PERCENT 50                  /* all min_bytes together stay below half the limit */
 #define FAST_FLUSH_BELOW_BYTES (32 * MB)    /* tiny limits: wake the flusher every second ... */
 #define FAST_FLUSH_ABOVE_BYTES (48 * MB)    /* ... until the limit is well above it again (no flapping) */
 #define BW_FORGET_USEC 60000000ULL          /* a speed not seen for a minute is forgotten (SLC caches refill) */
@@ -50,12 +49,6 @@ static void append_reason(knob_decision *k, const char *format, ...) {
         va_start(ap, format);
         vsnprintf(k->reason + len, sizeof k->reason - len, format, ap);
         va_end(ap);
-}
-
-static uint64_t mul_div(uint64_t a, uint64_t b, uint64_t c) {
-        unsigned __int128 r = (unsigned __int128) a * b / (c ? c : 1);
-
-        return r > UINT64_MAX ? UINT64_MAX : (uint64_t) r;
 }
 
 static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi) {
@@ -423,8 +416,8 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
 }
 
 /* The kernel refuses min ratios summing to 100 %; keep all minimums within half of the limit. */
-void decision_fit_minimums(decision *out, uint64_t limit) {
-        uint64_t sum = 0, allowed = limit / 100 * MIN_SUM_PERCENT;
+void decision_fit_minimums(decision *out, uint64_t limit, unsigned percent) {
+        uint64_t sum = 0, allowed = limit / 100 * percent;
 
         for (size_t i = 0; i < out->n_devices; i++) {
                 knob_decision *k = &out->devices[i].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
@@ -440,7 +433,7 @@ void decision_fit_minimums(decision *out, uint64_t limit) {
                         continue;
                 k->value = mul_div(k->value, allowed, sum);
                 if (!strstr(k->reason, ", scaled down"))
-                        append_reason(k, ", scaled down: all minimums within %d %% of the limit", MIN_SUM_PERCENT);
+                        append_reason(k, ", scaled down: all minimums within %u %% of the limit", percent);
         }
 }
 
@@ -499,7 +492,7 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                         decide_device(dcs[i], c, &st->devices[i], limit, presumed_bytes, &out->devices[i]);
         /* against the limit in force, not the one the policy heads for (the guard may hold it far above):
          * the guard fits them again to the limit it lets through */
-        decision_fit_minimums(out, MAX(limit, s->global.dirty_thresh_bytes));
+        decision_fit_minimums(out, MAX(limit, s->global.dirty_thresh_bytes), MIN_SUM_PERCENT);
         if (!s->support.devices_trusted) {
                 /* acting on figures that miss dirty data could cut a limit below what is dirty */
                 snprintf(out->caution, sizeof out->caution, "%.140s: global limits and device caps left as they are",

@@ -78,9 +78,12 @@ typedef struct policy_state {
  * update *state. Pure: no I/O, no clock (the sample's time_usec is "now"). 0 or -ENOMEM. */
 int policy_decide(const sample *s, const config *c, policy_state *state, decision *out);
 
-/* Scale the wanted min_bytes down so they sum to at most half of limit (the kernel refuses a sum of
- * min ratios of 100 % or more). */
-void decision_fit_minimums(decision *d, uint64_t limit);
+/* The policy keeps all min_bytes together within this much of the limit. */
+#define MIN_SUM_PERCENT 50
+
+/* Scale the wanted min_bytes down so they sum to at most percent of limit (the kernel refuses a sum
+ * of min ratios of 100 % or more). */
+void decision_fit_minimums(decision *d, uint64_t limit, unsigned percent);
 
 void decision_done(decision *d);
 void policy_state_done(policy_state *s);

@@ -26,6 +26,13 @@ static inline void closedirp(DIR **d) { if (*d) closedir(*d); }
 #define _cleanup_closedir_ _cleanup_(closedirp)
 
 /* a * b, UINT64_MAX when it does not fit (kernel counters in KB or pages, turned into bytes). */
+/* a * b / c without overflow in between, saturated (c == 0 counts as 1) */
+static inline uint64_t mul_div(uint64_t a, uint64_t b, uint64_t c) {
+        unsigned __int128 r = (unsigned __int128) a * b / (c ? c : 1);
+
+        return r > UINT64_MAX ? UINT64_MAX : (uint64_t) r;
+}
+
 static inline uint64_t mul_sat(uint64_t a, uint64_t b) {
         uint64_t r;
 

@@ -3,6 +3,7 @@
 #include "util.h"
 #include "tap.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #define M (1024ULL * 1024ULL)
@@ -55,6 +56,8 @@ static void want(knob_decision *k, uint64_t v) {
 #define GD(f) (&(f)->d.global[KNOB_DIRTY_BYTES])
 #define GB(f) (&(f)->d.global[KNOB_DIRTY_BACKGROUND_BYTES])
 #define MAXB(f, i) (&(f)->dd[i].knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST])
+#define MINB(f, i) (&(f)->dd[i].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST])
+#define STRICT(f, i) (&(f)->dd[i].knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST])
 
 /* One row: the kernel's limit, what the slow device holds, whether it is capped, what the policy
  * wants, how long since the limit last changed; the lowest and highest dirty_bytes allowed. */
@@ -297,6 +300,118 @@ static void test_minimums_fit_the_held_limit(void) {
         CHECK(strstr(min0->reason, "scaled down") != NULL);
 }
 
+/* The slow device strictly capped by the policy (max = min = cap, strict), holding backlog; the
+ * global limits as found (limit, background = half of it), the policy not wanting them. */
+static void strict_fixture(fixture *f, uint64_t limit, uint64_t backlog, uint64_t cap) {
+        fixture_init(f, limit);
+        f->s.global.background_thresh_bytes = limit / 2;
+        holds(f, 1, backlog / 4, backlog - backlog / 4);
+        f->dd[1].capped = true;
+        want(MAXB(f, 1), cap);
+        want(MINB(f, 1), cap);
+        want(STRICT(f, 1), 1);
+}
+
+/* Next tick, dt_s later: the same device holding backlog, the policy wanting the same. */
+static void strict_tick(fixture *f, double dt_s, uint64_t backlog, uint64_t cap) {
+        f->s.time_usec += (uint64_t) (dt_s * 1e6);
+        f->s.global.dirty_bytes = f->s.global.writeback_bytes = 0;
+        holds(f, 1, backlog / 4, backlog - backlog / 4);
+        want(MAXB(f, 1), cap);
+        want(MINB(f, 1), cap);
+        want(STRICT(f, 1), 1);
+}
+
+static void test_strict_caps(void) {
+        fixture f;
+
+        printf("# a strict cap is held with the backlog at its freerun point, (cap + cap / 2) / 2, min_bytes with it\n");
+        strict_fixture(&f, 1000 * M, 240 * M, 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 320 * M);
+        CHECK(MAXB(&f, 1)->held);
+        CHECK_EQ_U64(MAXB(&f, 1)->policy_value, 60 * M);
+        CHECK_EQ_U64(MINB(&f, 1)->value, 320 * M);
+        CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
+        CHECK(strstr(MAXB(&f, 1)->held_reason, "run free only below 240M") != NULL);
+
+        printf("# ... that point falls by half of what the device wrote since: 30M/s for 100 ms\n");
+        strict_tick(&f, 0.1, 240 * M, 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, (240 * M - 30 * M / 20) / 3 * 4);
+        CHECK_EQ_U64(MINB(&f, 1)->value, MAXB(&f, 1)->value);
+
+        printf("# ... and never rises again: a writer that outran its device into the paced band\n");
+        strict_tick(&f, 0.1, 300 * M, 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, (240 * M - 30 * M / 20) / 3 * 4);
+        CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
+
+        printf("# ... and at or above that cap it is not strict (it would stop) until it drains\n");
+        strict_tick(&f, 0.1, 330 * M, 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(STRICT(&f, 1)->value == 0 && STRICT(&f, 1)->held);
+        CHECK(strstr(STRICT(&f, 1)->held_reason, "at or above its held cap") != NULL);
+
+        printf("# once the policy's cap keeps the backlog under its freerun point, the hold ends\n");
+        strict_tick(&f, 0.1, 30 * M, 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 60 * M);
+        CHECK(!MAXB(&f, 1)->held && !MINB(&f, 1)->held && !STRICT(&f, 1)->held);
+        CHECK(f.st.holds[0].bdi[0] == '\0');
+
+        printf("# ... and a new hold may begin above the cap in place\n");
+        strict_tick(&f, 0.1, 90 * M, 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, (90 * M - 30 * M / 20) / 3 * 4);
+
+        printf("# a held minimum may take more than the policy's %d %% of the limit: 320M of 400M\n", MIN_SUM_PERCENT);
+        strict_fixture(&f, 400 * M, 240 * M, 16 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MINB(&f, 1)->value, 320 * M);
+        CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
+
+        printf("# a minimum that does not fit in %d %% of the limit: not strict while it drains, minimum as wanted\n",
+               GUARD_MIN_SUM_PERCENT);
+        strict_fixture(&f, 300 * M, 240 * M, 16 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 320 * M);
+        CHECK(STRICT(&f, 1)->value == 0 && STRICT(&f, 1)->held);
+        CHECK(strstr(STRICT(&f, 1)->held_reason, "does not fit") != NULL);
+        CHECK_EQ_U64(MINB(&f, 1)->value, 16 * M);
+        CHECK(!MINB(&f, 1)->held);
+
+        printf("# a minimum set in the config is not the guard's to move\n");
+        strict_fixture(&f, 1000 * M, 240 * M, 60 * M);
+        want(MINB(&f, 1), 8 * M);
+        snprintf(MINB(&f, 1)->reason, sizeof MINB(&f, 1)->reason, "min_bytes from [device \"sdb\"]");
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 320 * M);
+        CHECK_EQ_U64(MINB(&f, 1)->value, 8 * M);
+}
+
+/* The freerun point falls per second of drain, whatever the tick; the backlog follows it down (its
+ * writer refills what drains above the point). */
+static void test_strict_same_per_second(void) {
+        static const double ticks_s[] = { 0.1, 0.25, 1.0 };
+
+        printf("# the strict hold falls per second, whatever the tick: 1 s at 30M/s\n");
+        for (size_t t = 0; t < sizeof ticks_s / sizeof ticks_s[0]; t++) {
+                fixture f;
+                uint64_t backlog = 240 * M;
+
+                strict_fixture(&f, 1000 * M, backlog, 60 * M);
+                guard_apply(&f.s, &f.st, &f.d);
+                for (int i = 0; i < (int) (1.0 / ticks_s[t] + 0.5); i++) {
+                        backlog = MAXB(&f, 1)->value / 4 * 3;
+                        strict_tick(&f, ticks_s[t], backlog, 60 * M);
+                        guard_apply(&f.s, &f.st, &f.d);
+                }
+                printf("#   tick %4.0f ms: cap %" PRIu64 " M\n", ticks_s[t] * 1000, (uint64_t) (MAXB(&f, 1)->value / M));
+                CHECK(MAXB(&f, 1)->value / M >= 299 && MAXB(&f, 1)->value / M <= 301);
+        }
+}
+
 int main(void) {
         test_global_table();
         test_same_per_second();
@@ -305,5 +420,7 @@ int main(void) {
         test_first_sample();
         test_no_rewrite_for_rounding();
         test_minimums_fit_the_held_limit();
+        test_strict_caps();
+        test_strict_same_per_second();
         TEST_EXIT();
 }
