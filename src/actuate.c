@@ -682,6 +682,19 @@ static bool add_plan_device(actuator *a, planned *p, const char *bdi, const devi
                 pd->target[j] = plan_target(dd && dd->knobs[j].wanted, dd ? dd->knobs[j].value : 0,
                                             dd ? dd->knobs[j].reason : NULL, d ? &d->k[j] : NULL, restore_all || !dd);
         }
+        /* strict_limit and min_bytes serve our own cap: under a max_bytes set by hand they go back to what
+         * they were (a hand-set cap below the backlog, made strict, stops writers the kernel alone paces) */
+        if (d && d->k[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].overridden) {
+                static const knob_id follow_cap[] = { KNOB_MIN_BYTES, KNOB_STRICT_LIMIT };
+
+                for (size_t i = 0; i < ELEMENTSOF(follow_cap); i++) {
+                        size_t j = follow_cap[i] - KNOB_DEVICE_FIRST;
+
+                        pd->target[j] = plan_target(false, 0, NULL, &d->k[j], false);
+                        if (pd->target[j].kind == TARGET_RESTORE)
+                                pd->target[j].reason = "its max_bytes was set by hand: back to the original";
+                }
+        }
         p->n_devices++;
         return true;
 }

@@ -567,6 +567,10 @@ static void test_override(void) {
         want(&d.global[KNOB_DIRTY_BYTES], 300 * M, "x");
         CHECK(actuator_apply(a, &s, &d) == 0);
         CHECK_EQ_U64(fk->vm.dirty_bytes, 900 * M);
+        printf("# ... and our strict_limit, which served our own cap, goes back under the hand-set one\n");
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->strict, 0);
+        CHECK(!saved_contains("7:1 strict_limit"));
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 500000);
 
         printf("# at restore the hand-set values stay; the rest goes back\n");
         CHECK(actuator_restore_all(a) == 0);
