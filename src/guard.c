@@ -167,8 +167,8 @@ static void guard_strict(const bdi_device *dev, uint64_t limit_bytes, uint64_t b
         held = MAX(held, kmax->value);
         if (h)
                 h->cap_bytes = held;
-        hold(kmax, held, "held at %s: the device holds %s, and a strict device's writers run free only below "
-             "%s of it; above its threshold they stop and the kernel collapses their rate limit",
+        hold(kmax, held, "held at %s: the device holds %s; a strict cap's writers run free below %s of it and "
+             "stop at its threshold",
              format_bytes(a, sizeof a, held), format_bytes(b, sizeof b, dev->backlog_bytes),
              format_bytes(c, sizeof c, point));
         /* its threshold is min_bytes plus its share of the pool, at most max_bytes: the minimum makes
