@@ -185,7 +185,7 @@ static void clamp_device(const plan_input *in, const plan_device *d, uint64_t th
 
 /* The write for a device's min or max; false if the kernel already holds it (within rounding). */
 static bool plan_of_limit(const plan_input *in, const plan_device *d, size_t di, knob_id k, const knob_target *t,
-                          uint64_t thresh_pages, plan_op *o) {
+                          uint64_t thresh_pages, bool exact, plan_op *o) {
         const knob_now *now = &d->now[DK(k)];
         const knob_owner *owner = d->owner ? &d->owner[DK(k)] : NULL;
         uint64_t want_ppm, cur_ppm = knob_setting_ppm(now->setting), tol_ppm;
@@ -211,6 +211,8 @@ static bool plan_of_limit(const plan_input *in, const plan_device *d, size_t di,
         /* a setting read in whole percents is only that precise */
         if (now->setting.form == KNOB_FORM_RATIO)
                 tol_ppm = MAX(tol_ppm, 10000);
+        if (exact)
+                tol_ppm = 0;
         if (cur_ppm + tol_ppm >= want_ppm && cur_ppm <= want_ppm + tol_ppm)
                 return false;
         if (now->has[KNOB_FORM_SELF]) {
@@ -268,8 +270,15 @@ static int plan_device_ops(const plan_input *in, size_t di, const devwork *w, ui
         size_t max_index = SIZE_MAX;
         int r = 0;
 
-        have_min = plan_of_limit(in, d, di, KNOB_MIN_BYTES, &w->t[DK(KNOB_MIN_BYTES)], thresh_pages, &omin);
-        have_max = plan_of_limit(in, d, di, KNOB_MAX_BYTES, &w->t[DK(KNOB_MAX_BYTES)], thresh_pages, &omax);
+        have_min = plan_of_limit(in, d, di, KNOB_MIN_BYTES, &w->t[DK(KNOB_MIN_BYTES)], thresh_pages, false, &omin);
+        have_max = plan_of_limit(in, d, di, KNOB_MAX_BYTES, &w->t[DK(KNOB_MAX_BYTES)], thresh_pages, false, &omax);
+        /* a floor left within its tolerance must not stay above a cap going below it: the kernel
+         * refuses a max_ratio under the min_ratio (EINVAL), so that floor is written as wanted */
+        if (!have_min && have_max && w->t[DK(KNOB_MIN_BYTES)].kind == TARGET_VALUE &&
+            w->t[DK(KNOB_MAX_BYTES)].kind == TARGET_VALUE &&
+            knob_setting_ppm(d->now[DK(KNOB_MIN_BYTES)].setting) >
+                    knob_bytes_to_ppm(w->t[DK(KNOB_MAX_BYTES)].value, thresh_pages, in->page_size))
+                have_min = plan_of_limit(in, d, di, KNOB_MIN_BYTES, &w->t[DK(KNOB_MIN_BYTES)], thresh_pages, true, &omin);
         have_strict = plan_strict(d, di, &w->t[DK(KNOB_STRICT_LIMIT)], &ostrict);
 
         if (have_strict && ostrict.value == 0)

@@ -292,6 +292,24 @@ static void test_drift(void) {
         DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);
         CHECK(build(&f));
         CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 16777216", NULL }));
+
+        printf("# ... but a floor within 10 %% stays no higher than a cap going below it (EINVAL): both, floor first\n");
+        fixture_init(&f, 1, true);
+        /* min = max = 74M (94720 ppm of the 781M limit), both wanted at 69.3M (88704 ppm) */
+        f.dev[0].now[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MIN_BYTES, true, 94720);
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 94720);
+        DOWN(&f, 0, KNOB_MIN_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, 0 },
+                                                     .written = true, .ours = { KNOB_FORM_FINE, 94720 } };
+        DOWN(&f, 0, KNOB_MAX_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, KNOB_PPM_FULL },
+                                                     .written = true, .ours = { KNOB_FORM_FINE, 94720 } };
+        DT(&f, 0, KNOB_MIN_BYTES) = value(69 * M);
+        DT(&f, 0, KNOB_MAX_BYTES) = value(69 * M);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 min_bytes 72351744", "7:0 max_bytes 72351744", NULL }));
+        printf("# ... and one below the new cap stays as it is\n");
+        DT(&f, 0, KNOB_MAX_BYTES) = value(80 * M);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 83886080", NULL }));
         plan_done(&f.p);
 }
 
