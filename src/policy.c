@@ -416,6 +416,11 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
 }
 
 /* The kernel refuses min ratios summing to 100 %; keep all minimums within half of the limit. */
+bool knob_decision_from_config(const knob_decision *k) {
+        /* every value taken from a [device] section says so in its reason, "... from [device \"sdb\"]" */
+        return strstr(k->reason, "from [device \"") != NULL;
+}
+
 void decision_fit_minimums(decision *out, uint64_t limit, unsigned percent) {
         uint64_t sum = 0, allowed = limit / 100 * percent;
 
@@ -500,7 +505,7 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                 out->global[KNOB_DIRTY_BYTES].wanted = out->global[KNOB_DIRTY_BACKGROUND_BYTES].wanted = false;
                 for (size_t i = 0; i < out->n_devices; i++)
                         for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
-                                if (!out->devices[i].knobs[j].wanted || !strstr(out->devices[i].knobs[j].reason, "[device"))
+                                if (!out->devices[i].knobs[j].wanted || !knob_decision_from_config(&out->devices[i].knobs[j]))
                                         out->devices[i].knobs[j].wanted = false;
         }
         for (size_t i = 0; i < out->n_devices; i++) {
