@@ -257,14 +257,14 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
 
                 if (!dd->managed || strcmp(dd->bdi, s->devices[i].bdi) != 0)
                         continue;
-                if (!dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].wanted || !dd->capped)
-                        forget_hold(st, dd->bdi);
-                if (!dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].wanted)
-                        continue;
-                if (dd->capped)
+                if (dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].wanted && dd->capped)
                         guard_strict(&s->devices[i], limit_bytes, background_bytes, dt_s, dd, st);
-                else
-                        guard_device(&s->devices[i], s->global.dirty_thresh_bytes, dd, st);
+                else {
+                        /* no strict cap wanted this tick: a hold of one ends */
+                        forget_hold(st, dd->bdi);
+                        if (dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].wanted)
+                                guard_device(&s->devices[i], s->global.dirty_thresh_bytes, dd, st);
+                }
         }
         /* and a strict hold's minimum may take more of it */
         decision_fit_minimums(d, limit_bytes, GUARD_MIN_SUM_PERCENT);
