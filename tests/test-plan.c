@@ -70,6 +70,12 @@ static void fixture_init(fixture *f, size_t n_devices, bool new_kernel) {
         }
 }
 
+/* Knob k of device i as we wrote it: ours (ppm, *_ratio_fine) over the saved original. */
+static void ours_fine(fixture *f, size_t i, knob_id k, uint64_t original_ppm, uint64_t ours_ppm) {
+        f->down[i][k - KNOB_DEVICE_FIRST] = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, original_ppm },
+                                                          .written = true, .ours = { KNOB_FORM_FINE, ours_ppm } };
+}
+
 static knob_target value(uint64_t v) {
         return (knob_target) { TARGET_VALUE, v, "test" };
 }
@@ -187,8 +193,7 @@ static void test_device_order(void) {
         fixture_init(&f, 1, true);
         f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 40000);
         f.dev[0].now[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST] = d_now(KNOB_STRICT_LIMIT, true, 1);
-        DOWN(&f, 0, KNOB_MAX_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, KNOB_PPM_FULL },
-                                                     .written = true, .ours = { KNOB_FORM_FINE, 40000 } };
+        ours_fine(&f, 0, KNOB_MAX_BYTES, KNOB_PPM_FULL, 40000);
         DOWN(&f, 0, KNOB_STRICT_LIMIT) = (knob_owner) { .saved = true, .original = { KNOB_FORM_SELF, 0 },
                                                         .written = true, .ours = { KNOB_FORM_SELF, 1 } };
         DT(&f, 0, KNOB_MAX_BYTES) = restore();
@@ -199,8 +204,7 @@ static void test_device_order(void) {
         printf("# min <= max after every write: raising min above the current max raises max first\n");
         fixture_init(&f, 1, true);
         f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 100000);
-        DOWN(&f, 0, KNOB_MAX_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, KNOB_PPM_FULL },
-                                                     .written = true, .ours = { KNOB_FORM_FINE, 100000 } };
+        ours_fine(&f, 0, KNOB_MAX_BYTES, KNOB_PPM_FULL, 100000);
         DT(&f, 0, KNOB_MIN_BYTES) = value(300 * M);
         DT(&f, 0, KNOB_MAX_BYTES) = value(500 * M);
         CHECK(build(&f));
@@ -260,8 +264,7 @@ static void test_drift(void) {
         fixture_init(&f, 1, true);
         /* 16M of the 781M limit is 20480 ppm; 20600 is within 1 % */
         f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 20600);
-        DOWN(&f, 0, KNOB_MAX_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, KNOB_PPM_FULL },
-                                                     .written = true, .ours = { KNOB_FORM_FINE, 20600 } };
+        ours_fine(&f, 0, KNOB_MAX_BYTES, KNOB_PPM_FULL, 20600);
         DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);
         CHECK(build(&f));
         CHECK_EQ_U64(f.p.n_ops, 0);
@@ -287,8 +290,7 @@ static void test_drift(void) {
         CHECK(ops_are(&f, (const char *[]) { "7:0 min_bytes 8388608", NULL }));
         fixture_init(&f, 1, true);
         f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 19450);
-        DOWN(&f, 0, KNOB_MAX_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, KNOB_PPM_FULL },
-                                                     .written = true, .ours = { KNOB_FORM_FINE, 19450 } };
+        ours_fine(&f, 0, KNOB_MAX_BYTES, KNOB_PPM_FULL, 19450);
         DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);
         CHECK(build(&f));
         CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 16777216", NULL }));
@@ -298,10 +300,8 @@ static void test_drift(void) {
         /* min = max = 74M (94720 ppm of the 781M limit), both wanted at 69.3M (88704 ppm) */
         f.dev[0].now[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MIN_BYTES, true, 94720);
         f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 94720);
-        DOWN(&f, 0, KNOB_MIN_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, 0 },
-                                                     .written = true, .ours = { KNOB_FORM_FINE, 94720 } };
-        DOWN(&f, 0, KNOB_MAX_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, KNOB_PPM_FULL },
-                                                     .written = true, .ours = { KNOB_FORM_FINE, 94720 } };
+        ours_fine(&f, 0, KNOB_MIN_BYTES, 0, 94720);
+        ours_fine(&f, 0, KNOB_MAX_BYTES, KNOB_PPM_FULL, 94720);
         DT(&f, 0, KNOB_MIN_BYTES) = value(69 * M);
         DT(&f, 0, KNOB_MAX_BYTES) = value(69 * M);
         CHECK(build(&f));
@@ -344,8 +344,7 @@ static void test_ownership(void) {
                                                   .ours = { KNOB_FORM_SELF, 400 * M } };
         f.in.global_target[KNOB_DIRTY_BYTES] = value(300 * M);
         f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 500000);
-        DOWN(&f, 0, KNOB_MAX_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, KNOB_PPM_FULL },
-                                                     .written = true, .ours = { KNOB_FORM_FINE, 20480 } };
+        ours_fine(&f, 0, KNOB_MAX_BYTES, KNOB_PPM_FULL, 20480);
         DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);
         CHECK(build(&f));
         CHECK_EQ_U64(f.p.n_ops, 0);
@@ -402,8 +401,7 @@ static void test_kernel_bounds(void) {
         CHECK(build(&f));
         CHECK_EQ_U64(f.p.n_ops, 0);
         printf("# ... nor after our own write: the original bounds it\n");
-        DOWN(&f, 0, KNOB_MAX_BYTES) = (knob_owner) { .saved = true, .original = { KNOB_FORM_FINE, 10000 },
-                                                     .written = true, .ours = { KNOB_FORM_FINE, 5000 } };
+        ours_fine(&f, 0, KNOB_MAX_BYTES, 10000, 5000);
         f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 5000);
         CHECK(build(&f));
         CHECK_EQ_U64(f.p.n_ops, 1);
