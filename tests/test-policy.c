@@ -651,6 +651,57 @@ static void test_cap_near_the_limit_does_not_flap(void) {
 /* A device that slows 30x (a stick whose SLC cache ran out): its speed is taken as the new one within
  * 2 s at a 100 ms tick and 3 s at the default 1 s tick (a whole tick must show it), not after the 3 s
  * average catches up (4 s and more). */
+/* start-a, restart-a: a fast disk that starts writing is presumed slow like any unmeasured device,
+ * but half a second at full speed frees it, before the second its measurement takes; a slow stick
+ * stays presumed until measured. 100 ms ticks, the pool empty: presumed cap PRESUMED_EMPTY_POOL. */
+static void test_fast_device_leaves_presumed_early(void) {
+        static const struct {
+                uint64_t bw;
+                bool freed_early;
+        } cases[] = {
+                { 250 * MB, true },     /* x 2 s = 500M, above half the presumed cap */
+                { 200 * MB, false },    /* 400M: below it, measured after a second as before */
+                { 30 * MB, false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                uint64_t freed_ms = 0;
+                bool measured_at_free = true;
+                fixture f;
+
+                fixture_init(&f);
+                f.c.tick_ms = 100;
+                for (uint64_t ms = 100; ms <= 2000; ms += 100) {
+                        flood(&f.dev[0], cases[i].bw / 10, 600 * MB);
+                        f.dev[0].write_bw_bytes_per_s = f.dev[0].dirty_rate_bytes_per_s = cases[i].bw;
+                        decision_done(&f.d);
+                        f.s.time_usec += 100000;
+                        CHECK(policy_decide(&f.s, &f.c, &f.st, &f.d) == 0);
+                        /* from its second sample, the first with a rate: presumed slow */
+                        if (ms == 200)
+                                CHECK(f.st.devices[0].presumed);
+                        if (ms >= 200 && !freed_ms && !f.st.devices[0].presumed) {
+                                freed_ms = ms;
+                                measured_at_free = f.st.devices[0].measured;
+                                if (!measured_at_free)
+                                        CHECK(strstr(dev_knob(&f, 0, KNOB_MAX_BYTES)->reason ?: "",
+                                                     "no longer presumed slow") != NULL ||
+                                              !dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+                        }
+                }
+                printf("# %llu MB/s: presumed slow until %llu ms (%s)\n", (unsigned long long) (cases[i].bw / MB),
+                       (unsigned long long) freed_ms, measured_at_free ? "measured" : "early");
+                CHECK(freed_ms > 0);
+                CHECK(measured_at_free == !cases[i].freed_early);
+                if (cases[i].freed_early)
+                        CHECK(freed_ms <= 800);
+                /* once measured, the slow stick is capped at its own speed x 2 s */
+                if (cases[i].bw == 30 * MB)
+                        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 60 * MB);
+                fixture_done(&f);
+        }
+}
+
 static void test_slowdown_seen_early(void) {
         static const uint64_t ticks_ms[] = { 100, 1000 };
 
@@ -683,6 +734,7 @@ static void test_slowdown_seen_early(void) {
 
 int main(void) {
         test_slowdown_seen_early();
+        test_fast_device_leaves_presumed_early();
         test_cap_near_the_limit_does_not_flap();
         test_saturation_needs_both_ends();
         test_nfs_commit_wait_is_not_saturation();
