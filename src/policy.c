@@ -339,6 +339,13 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                 forget_cap(ds);
                 return;
         }
+        if (!ds->dirtied_seen && !ds->filling && !(dc && dc->max_bytes)) {
+                /* a backlog from before the daemon watched, that nobody adds to: a cap would throttle no
+                 * writer, and a strict one's min_bytes would shrink every other device's share of the
+                 * limit (start-a, start-b: 1.8G of min_bytes on a stick nobody wrote to) */
+                forget_cap(ds);
+                return;
+        }
         presumed = false;
         if (ds->measured) {
                 cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);

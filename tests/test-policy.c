@@ -188,11 +188,19 @@ static void test_backlog_from_before_is_no_demand(void) {
         CHECK_EQ_U64(f.d.devices[1].need_bytes, 0);
         CHECK_EQ_U64(f.d.devices[0].need_bytes, 400 * MB);
         CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value == 0);
-        /* a writer on the stick: it is demand from then on, also through ticks its writer, blocked on
-         * the device, dirties nothing */
+        /* nor is the stick capped: no writer to throttle, and a strict cap's min_bytes would shrink the
+         * disk's share of the limit */
+        CHECK(f.st.devices[1].measured);
+        CHECK(!dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
+        CHECK(!dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted);
+        CHECK(!dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
+        /* a writer on the stick: it is demand from then on, capped strictly at once, also through ticks
+         * its writer, blocked on the device, dirties nothing */
         flood(&f.dev[1], 30 * MB, 1400 * MB);
         CHECK(tick(&f) == 0);
         CHECK(f.d.devices[1].need_bytes > 0);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 60 * MB);
         for (int n = 0; n < 3; n++) {
                 f.dev[1].dirty_rate_bytes_per_s = 0;
                 CHECK(tick(&f) == 0);
