@@ -204,11 +204,20 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         if (have_prev && (written > 0 || d->backlog_bytes > 0) && rate_add(&ds->active, written, dt_usec))
                 ds->shown_bytes_per_s = rate_get(&ds->active);
 
-        if (ds->measured)
-                /* the kernel's own estimate lags a slowdown by as much as ours did: not for a while after one */
-                bw = MAX(MAX(rate_get(&ds->saturated), ds->shown_bytes_per_s),
-                         ds->slowed_usec && now_usec < ds->slowed_usec + BW_DECAY_USEC ? 0 : kernel_fresh_bw(ds, d));
-        else
+        if (ds->measured) {
+                uint64_t ours = MAX(rate_get(&ds->saturated), ds->shown_bytes_per_s), kernel_bw = kernel_fresh_bw(ds, d);
+
+                /* the kernel's own estimate comes down from a slowdown with a ~4 s time constant: while it
+                 * is still twice ours it is the old speed (after 150 -> 5 MB/s, a fixed 3 s wait let 64 MB/s
+                 * back in, and the slowed device lost its strict cap) */
+                if (ds->slowed_usec && kernel_bw) {
+                        if (kernel_bw > ours * BW_SLOWDOWN_DIVISOR)
+                                kernel_bw = 0;
+                        else
+                                ds->slowed_usec = 0;
+                }
+                bw = MAX(ours, kernel_bw);
+        } else
                 /* not seen saturated long enough: what it showed, or the kernel's estimate if fresh */
                 bw = MAX(kernel_fresh_bw(ds, d), ds->shown_bytes_per_s);
         ds->bw_bytes_per_s = MAX(bw, BW_FLOOR_BYTES_PER_S);

@@ -54,7 +54,7 @@ typedef struct policy_device_state {
         rate_sum saturated;             /* written while saturated, and for how long */
         rate_sum saturated_fast;        /* the same over about a second, to see a slowdown early */
         uint64_t slow_since_usec;       /* since when the fast rate is a fraction of the slow one (0: not) */
-        uint64_t slowed_usec;           /* when a slowdown was last taken as the new speed */
+        uint64_t slowed_usec;           /* when a slowdown was taken as the new speed, until the kernel's estimate agrees */
         rate_sum active;                /* written while active, and for how long */
         uint64_t shown_bytes_per_s;     /* the device has shown it writes at least this fast, 0 = not yet */
         uint64_t last_time_usec;        /* previous sample, for the written delta */

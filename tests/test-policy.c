@@ -714,12 +714,13 @@ static void test_slowdown_seen_early(void) {
         static const uint64_t ticks_ms[] = { 100, 1000 };
 
         for (size_t t = 0; t < ELEMENTSOF(ticks_ms); t++) {
-                uint64_t tick_usec = ticks_ms[t] * 1000, seen_after_ms = 0;
+                uint64_t tick_usec = ticks_ms[t] * 1000, seen_after_ms = 0, kernel_bw = 150 * MB, back_up_ms = 0;
                 fixture f;
 
                 fixture_init(&f);
                 for (uint64_t ms = 0; ms < 10000; ms += ticks_ms[t]) {
                         flood(&f.dev[1], 150 * MB * ticks_ms[t] / 1000, 300 * MB);
+                        f.dev[1].wb_bw_bytes_per_s = kernel_bw;
                         decision_done(&f.d);
                         f.s.time_usec += tick_usec;
                         CHECK(policy_decide(&f.s, &f.c, &f.st, &f.d) == 0);
@@ -727,15 +728,23 @@ static void test_slowdown_seen_early(void) {
                 CHECK(f.d.devices[1].bw_bytes_per_s >= 140 * MB);
                 for (uint64_t ms = ticks_ms[t]; ms <= 10000; ms += ticks_ms[t]) {
                         flood(&f.dev[1], 5 * MB * ticks_ms[t] / 1000, 300 * MB);
+                        /* the kernel's estimate comes down with its ~4 s period (wb_update_write_bandwidth()) */
+                        kernel_bw = 5 * MB + (kernel_bw - 5 * MB) / 4096 * (4096 - ticks_ms[t]);
+                        f.dev[1].wb_bw_bytes_per_s = kernel_bw;
                         decision_done(&f.d);
                         f.s.time_usec += tick_usec;
                         CHECK(policy_decide(&f.s, &f.c, &f.st, &f.d) == 0);
                         if (!seen_after_ms && f.d.devices[1].bw_bytes_per_s < 20 * MB)
                                 seen_after_ms = ms;
+                        else if (seen_after_ms && !back_up_ms && f.d.devices[1].bw_bytes_per_s >= 20 * MB)
+                                back_up_ms = ms;
                 }
-                printf("# %llu ms ticks: the slowdown is seen after %llu ms\n", (unsigned long long) ticks_ms[t],
-                       (unsigned long long) seen_after_ms);
+                printf("# %llu ms ticks: the slowdown is seen after %llu ms, the kernel's lagging estimate "
+                       "taken back at %llu ms (0: never)\n", (unsigned long long) ticks_ms[t],
+                       (unsigned long long) seen_after_ms, (unsigned long long) back_up_ms);
                 CHECK(seen_after_ms > 0 && seen_after_ms <= (ticks_ms[t] < 1000 ? 2000 : 3000));
+                /* and it stays seen while the kernel's estimate still carries the old speed */
+                CHECK_EQ_U64(back_up_ms, 0);
                 fixture_done(&f);
         }
 }
