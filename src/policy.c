@@ -331,8 +331,10 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         char a[16], b[16];
         bool strict, presumed;
 
-        if (dc && dc->min_bytes)
+        if (dc && dc->min_bytes) {
                 want(kmin, MIN(dc->min_bytes, limit), "min_bytes from [device \"%s\"]", dc->match);
+                kmin->from_config = true;
+        }
 
         floor = c->min_device_bytes;
         if ((!dd->active || ds->quiet) && !(dc && dc->max_bytes)) {
@@ -399,6 +401,7 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         if (dc && dc->max_bytes && dc->max_bytes < cap) {
                 cap = dc->max_bytes;
                 snprintf(kmax->reason, sizeof kmax->reason, "max_bytes from [device \"%s\"]", dc->match);
+                kmax->from_config = true;
         }
         /* the global limit already bounds it; a cap it had stays until it is clearly above the limit,
          * so a cap near the line is not written and given back tick after tick (a presumed cap is sized
@@ -427,6 +430,7 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         if (dc && dc->strict_limit != TRISTATE_AUTO) {
                 strict = dc->strict_limit == TRISTATE_YES;
                 want(kstrict, strict, "strict_limit from [device \"%s\"]", dc->match);
+                kstrict->from_config = true;
         } else {
                 /* judged on where the cap is heading, so the slew does not delay it; once strict it
                  * stays so up to a larger share, so a cap near the line does not flip it every tick */
@@ -447,12 +451,11 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                 want(kmin, cap, "equal to its strict cap, so a writer that starts after idle gets the cap at once");
 }
 
-/* The kernel refuses min ratios summing to 100 %; keep all minimums within half of the limit. */
 bool knob_decision_from_config(const knob_decision *k) {
-        /* every value taken from a [device] section says so in its reason, "... from [device \"sdb\"]" */
-        return strstr(k->reason, "from [device \"") != NULL;
+        return k->from_config;
 }
 
+/* The kernel refuses min ratios summing to 100 %: keep all minimums within percent of the limit. */
 void decision_fit_minimums(decision *out, uint64_t limit, unsigned percent) {
         uint64_t sum = 0, allowed = limit / 100 * percent;
 

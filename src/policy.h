@@ -14,6 +14,7 @@ typedef struct knob_decision {
         uint64_t value;            /* bytes, centisecs or 0/1: what is to be written (after the guard) */
         uint64_t policy_value;     /* what the policy asked for, before the guard held it */
         bool held;                 /* the guard held value away from policy_value */
+        bool from_config;          /* the value is the admin's, from a [device] section */
         char reason[192];          /* for people: "bandwidth 8.1M/s x 2 s target" */
         char held_reason[160];     /* the guard's words: "held at 700M: 618M is dirty or under writeback now" */
 } knob_decision;

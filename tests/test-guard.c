@@ -384,7 +384,7 @@ static void test_strict_caps(void) {
         printf("# a minimum set in the config is not the guard's to move\n");
         strict_fixture(&f, 1000 * M, 240 * M, 60 * M);
         want(MINB(&f, 1), 8 * M);
-        snprintf(MINB(&f, 1)->reason, sizeof MINB(&f, 1)->reason, "min_bytes from [device \"sdb\"]");
+        MINB(&f, 1)->from_config = true;
         guard_apply(&f.s, &f.st, &f.d);
         CHECK_EQ_U64(MAXB(&f, 1)->value, 320 * M);
         CHECK_EQ_U64(MINB(&f, 1)->value, 8 * M);

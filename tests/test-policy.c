@@ -457,6 +457,17 @@ static void test_manage_no_and_device_overrides(void) {
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MIN_BYTES)->value, 1 * MB);
         CHECK(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 0);
+        /* each says it is the admin's, for the guard and for figures that cannot be trusted */
+        for (knob_id k = KNOB_DEVICE_FIRST; k < KNOB_DEVICE_FIRST + KNOB_DEVICE_COUNT; k++)
+                CHECK(knob_decision_from_config(dev_knob(&f, 1, k)));
+        /* a cap from the policy's own measure is not */
+        f.c.devices[1].max_bytes = 0;
+        f.c.devices[1].min_bytes = 0;
+        f.c.devices[1].strict_limit = TRISTATE_AUTO;
+        CHECK(tick(&f) == 0);
+        CHECK(dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
+        CHECK(!knob_decision_from_config(dev_knob(&f, 1, KNOB_MAX_BYTES)));
+        CHECK(!knob_decision_from_config(dev_knob(&f, 1, KNOB_STRICT_LIMIT)));
         fixture_done(&f);
 }
 
