@@ -179,14 +179,14 @@ static void guard_strict(const bdi_device *dev, uint64_t limit_bytes, uint64_t b
         st->clamps_total++;
 }
 
-/* After the minimums were fitted: a strict hold whose minimum did not fit cannot keep the threshold
- * above the backlog, and a strict device above its threshold is stopped. Not strict while it drains,
- * its writers are paced as with the kernel alone. */
+/* After the minimums were fitted: a strict hold whose minimum did not fit, not even enough to stay
+ * clear of the backlog, cannot keep the threshold above it, and a strict device above its threshold
+ * is stopped. Not strict while it drains, its writers are paced as with the kernel alone. */
 static void guard_strict_fit(const bdi_device *dev, device_decision *dd, guard_state *st) {
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
-        char a[16], b[16];
+        char a[16], b[16], c[16];
 
         if (!kmax->held || !find_hold(st, dev->bdi, false))
                 return;
@@ -194,11 +194,12 @@ static void guard_strict_fit(const bdi_device *dev, device_decision *dd, guard_s
                 /* a cap that may not rise again, and a backlog that grew to it */
                 hold(kstrict, 0, "not strict while it drains: it holds %s, at or above its held cap %s",
                      format_bytes(a, sizeof a, dev->backlog_bytes), format_bytes(b, sizeof b, kmax->value));
-        else if (kmin->held && kmin->value < kmax->value)
+        else if (kmin->held && kmin->value < kmax->value &&
+                 dev->backlog_bytes > kmin->value / 100 * GUARD_FIT_BACKLOG_PERCENT)
                 hold(kstrict, 0, "not strict while it drains: it holds %s, and the minimum %s that would keep a "
-                     "strict cap above that does not fit in %d %% of the limit",
+                     "strict cap above that does not fit in %d %% of the limit (%s does)",
                      format_bytes(a, sizeof a, dev->backlog_bytes), format_bytes(b, sizeof b, kmax->value),
-                     GUARD_MIN_SUM_PERCENT);
+                     GUARD_MIN_SUM_PERCENT, format_bytes(c, sizeof c, kmin->value));
         else
                 return;
         /* not strict, a minimum only reserves pool for it: back to what the policy wanted */

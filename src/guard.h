@@ -28,6 +28,10 @@
 /* All min_bytes together within this much of the limit the guard lets through: a strict hold's
  * minimum may take more than the policy's share (MIN_SUM_PERCENT); the kernel refuses 100 %. */
 #define GUARD_MIN_SUM_PERCENT 90
+/* A minimum that fits only in part still keeps the device strict while its backlog is under this
+ * much of it: the threshold, at least that minimum, stays above the backlog, and its writers are
+ * paced, not stopped. Not strict, its writer would push the whole pool to the limit. */
+#define GUARD_FIT_BACKLOG_PERCENT 90
 /* Strict holds the guard remembers at once (each may rise when it begins, never after). */
 #define GUARD_DEVICES_MAX 64
 

@@ -371,9 +371,17 @@ static void test_strict_caps(void) {
         CHECK_EQ_U64(MINB(&f, 1)->value, 320 * M);
         CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
 
-        printf("# a minimum that does not fit in %d %% of the limit: not strict while it drains, minimum as wanted\n",
-               GUARD_MIN_SUM_PERCENT);
+        printf("# a minimum that fits in part, %d %% of 300M, stays strict: 240M is under %d %% of it\n",
+               GUARD_MIN_SUM_PERCENT, GUARD_FIT_BACKLOG_PERCENT);
         strict_fixture(&f, 300 * M, 240 * M, 16 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 320 * M);
+        CHECK_EQ_U64(MINB(&f, 1)->value, 300 * M / 100 * GUARD_MIN_SUM_PERCENT);
+        CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
+
+        printf("# a minimum that does not fit in %d %% of the limit, not even %d %% above the backlog: not "
+               "strict while it drains, minimum as wanted\n", GUARD_MIN_SUM_PERCENT, 100 * 100 / GUARD_FIT_BACKLOG_PERCENT - 100);
+        strict_fixture(&f, 280 * M, 240 * M, 16 * M);
         guard_apply(&f.s, &f.st, &f.d);
         CHECK_EQ_U64(MAXB(&f, 1)->value, 320 * M);
         CHECK(STRICT(&f, 1)->value == 0 && STRICT(&f, 1)->held);
