@@ -25,6 +25,7 @@
 #define BW_FAST_DECAY_USEC 500000ULL       /* a second look at the same rate over half a second, to see a slowdown early ... */
 #define BW_SLOWDOWN_DIVISOR 2               /* ... when, saturated, it writes half its speed or less ... */
 #define BW_SLOWDOWN_USEC 1000000ULL         /* ... for a whole second: then that is its speed now */
+#define BW_KERNEL_AGREES_PERCENT 125       /* after a slowdown, the kernel's estimate counts again once this close to ours */
 #define BW_FRESH_USEC 1000000ULL            /* the kernel's estimate is current while the device wrote within 1 s */
 #define FILL_RATE_BYTES_PER_S (8 * MB)      /* dirtied this fast, an unmeasured device may be filling the pool */
 #define PRESUMED_SHARE_DIVISOR 4            /* an unmeasured device may take a quarter of the pool left below freerun */
@@ -179,6 +180,7 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
                 ds->measured = false;
                 ds->saturated = ds->active = (rate_sum) {};
                 ds->shown_bytes_per_s = 0;
+                ds->slowed_usec = 0;
         }
         if (have_prev && saturated && ds->was_saturated) {
                 if (rate_add(&ds->saturated, written, dt_usec))
@@ -207,11 +209,11 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         if (ds->measured) {
                 uint64_t ours = MAX(rate_get(&ds->saturated), ds->shown_bytes_per_s), kernel_bw = kernel_fresh_bw(ds, d);
 
-                /* the kernel's own estimate comes down from a slowdown with a ~4 s time constant: while it
-                 * is still twice ours it is the old speed (after 150 -> 5 MB/s, a fixed 3 s wait let 64 MB/s
+                /* the kernel's own estimate comes down from a slowdown with a ~4 s time constant: until it
+                 * agrees with ours it is the old speed (after 150 -> 5 MB/s, a fixed 3 s wait let 64 MB/s
                  * back in, and the slowed device lost its strict cap) */
                 if (ds->slowed_usec && kernel_bw) {
-                        if (kernel_bw > ours * BW_SLOWDOWN_DIVISOR)
+                        if (kernel_bw > mul_div(ours, BW_KERNEL_AGREES_PERCENT, 100))
                                 kernel_bw = 0;
                         else
                                 ds->slowed_usec = 0;
@@ -441,11 +443,17 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         } else {
                 /* judged on where the cap is heading, so the slew does not delay it; once strict it
                  * stays so up to a larger share, so a cap near the line does not flip it every tick */
-                strict = presumed || target <= limit / STRICT_SHARE_DIVISOR ||
+                /* a device that just slowed holds a backlog of its old speed: not strict, its writer fills
+                 * whatever room the guard keeps for it (slowdown-a: 248 -> 301M while the cap, 21 MB/s x
+                 * 2 s, was not yet under half the limit) */
+                strict = presumed || ds->slowed_usec || target <= limit / STRICT_SHARE_DIVISOR ||
                          (ds->strict && target <= mul_div(limit, STRICT_KEEP_PERCENT, 100));
                 if (presumed)
                         want(kstrict, 1, "presumed slow: enforce its cap %s even below freerun",
                              format_bytes(a, sizeof a, target));
+                else if (ds->slowed_usec)
+                        want(kstrict, 1, "it slowed to %s/s: enforce its cap %s even below freerun, so its backlog stops growing",
+                             format_bytes(a, sizeof a, ds->bw_bytes_per_s), format_bytes(b, sizeof b, target));
                 else if (strict)
                         want(kstrict, 1, "cap %s is far below the global limit %s: enforce it even below freerun",
                              format_bytes(a, sizeof a, target), format_bytes(b, sizeof b, limit));

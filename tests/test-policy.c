@@ -765,6 +765,52 @@ static void test_fast_device_leaves_presumed_early(void) {
         }
 }
 
+/* A device that slows (150 -> 20 MB/s) is made strict at once, and stays so though its new cap, 40M,
+ * is not under half the limit: it holds a backlog of its old speed, and not strict its writer would
+ * fill the room the guard keeps for it. Strict until the kernel's estimate agrees with the new speed. */
+static void test_slowed_device_is_strict(void) {
+        uint64_t kernel_bw = 150 * MB;
+        int seen_at = -1;
+        fixture f;
+
+        fixture_init(&f);
+        f.c.tick_ms = 100;
+        for (int n = 0; n < 100; n++) {
+                flood(&f.dev[1], 15 * MB, 300 * MB);
+                f.dev[1].wb_bw_bytes_per_s = kernel_bw;
+                decision_done(&f.d);
+                f.s.time_usec += 100000;
+                CHECK(policy_decide(&f.s, &f.c, &f.st, &f.d) == 0);
+        }
+        for (int n = 0; n < 40 && (seen_at < 0 || n < seen_at + 10); n++) {
+                flood(&f.dev[1], 2 * MB, 300 * MB);
+                kernel_bw = 20 * MB + (kernel_bw - 20 * MB) / 4096 * (4096 - 100);
+                f.dev[1].wb_bw_bytes_per_s = kernel_bw;
+                decision_done(&f.d);
+                f.s.time_usec += 100000;
+                CHECK(policy_decide(&f.s, &f.c, &f.st, &f.d) == 0);
+                if (seen_at < 0 && f.d.devices[1].bw_bytes_per_s < 30 * MB)
+                        seen_at = n;
+        }
+        /* a second after it was seen: the limit has come down to 64M */
+        CHECK(seen_at >= 0);
+        CHECK(dev_knob(&f, 1, KNOB_MAX_BYTES)->value > f.st.dirty_bytes / 2);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+        CHECK(strstr(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->reason, "slowed to") != NULL);
+        /* once the kernel's estimate agrees, the usual rule: not under half the limit, not strict */
+        for (int n = 0; n < 200; n++) {
+                flood(&f.dev[1], 2 * MB, 300 * MB);
+                kernel_bw = 20 * MB + (kernel_bw - 20 * MB) / 4096 * (4096 - 100);
+                f.dev[1].wb_bw_bytes_per_s = kernel_bw;
+                decision_done(&f.d);
+                f.s.time_usec += 100000;
+                CHECK(policy_decide(&f.s, &f.c, &f.st, &f.d) == 0);
+        }
+        CHECK_EQ_U64(f.st.devices[1].slowed_usec, 0);
+        CHECK(!dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value);
+        fixture_done(&f);
+}
+
 static void test_slowdown_seen_early(void) {
         static const uint64_t ticks_ms[] = { 100, 1000 };
 
@@ -807,6 +853,7 @@ static void test_slowdown_seen_early(void) {
 int main(void) {
         test_slowdown_seen_early();
         test_fast_device_leaves_presumed_early();
+        test_slowed_device_is_strict();
         test_cap_near_the_limit_does_not_flap();
         test_saturation_needs_both_ends();
         test_nfs_commit_wait_is_not_saturation();
