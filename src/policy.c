@@ -350,7 +350,6 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                         return;
                 }
                 forget_cap(ds);
-                ds->unpresumed = false;
                 return;
         }
         if (!ds->dirtied_seen && !ds->filling && !(dc && dc->max_bytes)) {
@@ -376,19 +375,13 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                 snprintf(kmax->reason, sizeof kmax->reason,
                          "speed not measured yet: presumed slow until it writes at full speed for 1 s "
                          "(a quarter of the pool left below freerun, at least unmeasured_device_bytes)");
-                if (ds->unpresumed || mul_div(ds->bw_bytes_per_s, target_ms, 1000) > cap) {
+                if (mul_div(ds->bw_bytes_per_s, target_ms, 1000) > cap) {
                         /* held back by that cap, it still wrote this fast (or the kernel's fresh estimate
-                         * says so) without being saturated: what it writes is its writer's pace or the
-                         * throttle's, not its speed, and a cap following that pace holds its writer to it
-                         * (paced-burst-b: a 400 MB/s disk's burst held at 36-96M, strict at first, the cap
-                         * growing only as fast as the throttle let the writer). No cap until measured. */
-                        ds->unpresumed = true;
-                        if (!(dc && dc->max_bytes)) {
-                                forget_cap(ds);
-                                return;
-                        }
-                        cap = UINT64_MAX;
+                         * says so): let it have that */
+                        cap = mul_div(ds->bw_bytes_per_s, target_ms, 1000);
                         presumed = false;
+                        snprintf(kmax->reason, sizeof kmax->reason, "not saturated yet, but it writes %s/s x %.1f s target",
+                                 format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
                 } else if (mul_div(early_bw(ds), target_ms, 1000) >= cap / PRESUMED_RELEASE_DIVISOR) {
                         /* half a second at full speed already shows it is no slow stick: held strictly by
                          * the guess until measured, a fast device's writer would run at its disk's pace

@@ -64,7 +64,6 @@ typedef struct policy_device_state {
         bool filling;                   /* it was dirtied at FILL_RATE or faster in the last tick */
         bool quiet;                     /* not filling and holding less than BW_QUEUED: idle as far as caps go */
         bool presumed;                  /* its cap is the unmeasured guess, not from its speed */
-        bool unpresumed;                /* it wrote faster than that guess, unsaturated: no cap until measured */
         bool dirtied_seen;              /* it was seen dirtied since the daemon started watching it */
 } policy_device_state;
 

@@ -286,50 +286,6 @@ static void test_unsaturated_device_is_not_measured(void) {
         fixture_done(&f);
 }
 
-/* paced-burst-b: the pool is nearly full of a stick's backlog, and a burst starts on a fast disk.
- * Throttled by the pool, the disk is never saturated: what its writer manages is the throttle's
- * pace, not the disk's speed, and a cap that follows it would hold the writer to it. */
-static void test_unsaturated_writer_is_not_held_to_its_pace(void) {
-        fixture f;
-
-        fixture_init(&f);
-        f.s.global.dirty_bytes = 3400 * MB;  /* a quarter of what is left below freerun: under 16M */
-        for (int n = 0; n < 2; n++) {
-                flood(&f.dev[0], 40 * MB, 512 * 1024);
-                CHECK(tick(&f) == 0);
-        }
-        CHECK(!f.st.devices[0].measured);
-        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
-        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted);
-        CHECK(!dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted);
-        /* the throttle slows it to 5 MB/s: not presumed slow again for that */
-        for (int n = 0; n < 3; n++) {
-                flood(&f.dev[0], 5 * MB, 512 * 1024);
-                CHECK(tick(&f) == 0);
-                CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
-        }
-        /* saturated for a second, it is measured and capped by its speed */
-        for (int n = 0; n < 3; n++) {
-                flood(&f.dev[0], 100 * MB, 400 * MB);
-                CHECK(tick(&f) == 0);
-        }
-        CHECK(f.st.devices[0].measured);
-        fixture_done(&f);
-
-        /* the judgement lasts until the device goes idle */
-        fixture_init(&f);
-        f.s.global.dirty_bytes = 3400 * MB;
-        for (int n = 0; n < 2; n++) {
-                flood(&f.dev[0], 40 * MB, 512 * 1024);
-                CHECK(tick(&f) == 0);
-        }
-        CHECK(f.st.devices[0].unpresumed);
-        idle(&f.dev[0]);
-        CHECK(tick(&f) == 0);
-        CHECK(!f.st.devices[0].unpresumed);
-        fixture_done(&f);
-}
-
 static void test_stray_pages_are_not_a_writer(void) {
         fixture f;
 
@@ -869,7 +825,6 @@ int main(void) {
         test_bursty_completions_average_out();
         test_unsaturated_device_is_not_measured();
         test_stray_pages_are_not_a_writer();
-        test_unsaturated_writer_is_not_held_to_its_pace();
         test_backlog_from_before_is_no_demand();
         test_kernel_estimate_survives_a_quiet_tick();
         test_fast_and_slow_together();
