@@ -174,7 +174,7 @@ static void guard_strict(const bdi_device *dev, uint64_t limit_bytes, uint64_t b
         /* its threshold is min_bytes plus its share of the pool, at most max_bytes: the minimum makes
          * the cap the threshold whatever the share (the policy's minimum of a strict device is its cap;
          * one from the config is the admin's). Equal, they fall together, the minimum never above. */
-        if (kmin->wanted && !knob_decision_from_config(kmin))
+        if (kmin->wanted && !kmin->from_config)
                 hold(kmin, held, "equal to its held strict cap %s", format_bytes(a, sizeof a, held));
         st->clamps_total++;
 }

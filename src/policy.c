@@ -370,6 +370,8 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                  * daemon's start) would give its next writer a strict cap and the kernel's idle bandwidth.
                  * It does not fall while presumed: a writer throttled by it with the kernel's idle
                  * estimate would drain its backlog and pull the guard's hold down with it. */
+                uint64_t early_cap = mul_div(early_bw(ds), target_ms, 1000);
+
                 cap = MAX(MAX(presumed_bytes, floor), ds->presumed ? ds->max_bytes : 0);
                 presumed = true;
                 snprintf(kmax->reason, sizeof kmax->reason,
@@ -382,11 +384,11 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                         presumed = false;
                         snprintf(kmax->reason, sizeof kmax->reason, "not saturated yet, but it writes %s/s x %.1f s target",
                                  format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
-                } else if (mul_div(early_bw(ds), target_ms, 1000) >= cap / PRESUMED_RELEASE_DIVISOR) {
+                } else if (early_cap >= cap / PRESUMED_RELEASE_DIVISOR) {
                         /* half a second at full speed already shows it is no slow stick: held strictly by
                          * the guess until measured, a fast device's writer would run at its disk's pace
                          * (start-a: 1.2 s at 200 MB/s where the kernel alone let it write 390 MB/s) */
-                        cap = MAX(mul_div(early_bw(ds), target_ms, 1000), floor);
+                        cap = MAX(early_cap, floor);
                         presumed = false;
                         snprintf(kmax->reason, sizeof kmax->reason,
                                  "no longer presumed slow: it wrote %s/s over half a second at full speed, x %.1f s target",
@@ -457,10 +459,6 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
          * restarts near zero after 4 s idle. Granting it the cap as its minimum lets its writers start. */
         if (strict && !kmin->wanted)
                 want(kmin, cap, "equal to its strict cap, so a writer that starts after idle gets the cap at once");
-}
-
-bool knob_decision_from_config(const knob_decision *k) {
-        return k->from_config;
 }
 
 /* The kernel refuses min ratios summing to 100 %: keep all minimums within percent of the limit. */
@@ -548,7 +546,7 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                 out->global[KNOB_DIRTY_BYTES].wanted = out->global[KNOB_DIRTY_BACKGROUND_BYTES].wanted = false;
                 for (size_t i = 0; i < out->n_devices; i++)
                         for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
-                                if (!out->devices[i].knobs[j].wanted || !knob_decision_from_config(&out->devices[i].knobs[j]))
+                                if (!out->devices[i].knobs[j].wanted || !out->devices[i].knobs[j].from_config)
                                         out->devices[i].knobs[j].wanted = false;
         }
         for (size_t i = 0; i < out->n_devices; i++) {

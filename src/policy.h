@@ -79,9 +79,6 @@ typedef struct policy_state {
  * update *state. Pure: no I/O, no clock (the sample's time_usec is "now"). 0 or -ENOMEM. */
 int policy_decide(const sample *s, const config *c, policy_state *state, decision *out);
 
-/* The value comes from a [device] section of the config (an admin's), not from the policy's sums. */
-bool knob_decision_from_config(const knob_decision *k);
-
 /* The policy keeps all min_bytes together within this much of the limit. */
 #define MIN_SUM_PERCENT 50
 
