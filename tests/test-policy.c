@@ -69,10 +69,21 @@ static void idle(bdi_device *d) {
         d->writeback_bytes = d->dirty_bytes = d->backlog_bytes = 0;
 }
 
-static int tick(fixture *f) {
+/* The next sample, usec after the last, and the policy's decision on it. */
+static int tick_after(fixture *f, uint64_t usec) {
         decision_done(&f->d);
-        f->s.time_usec += TICK_USEC;
+        f->s.time_usec += usec;
         return policy_decide(&f->s, &f->c, &f->st, &f->d);
+}
+
+static int tick(fixture *f) {
+        return tick_after(f, TICK_USEC);
+}
+
+/* The kernel's WbWriteBandwidth ms later, coming down toward speed with its ~4 s period
+ * (wb_update_write_bandwidth()). */
+static uint64_t kernel_bw_after(uint64_t kernel_bw, uint64_t speed, uint64_t ms) {
+        return speed + (kernel_bw - speed) / 4096 * (4096 - ms);
 }
 
 static const knob_decision *dev_knob(const fixture *f, size_t i, knob_id k) {
@@ -459,15 +470,15 @@ static void test_manage_no_and_device_overrides(void) {
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 0);
         /* each says it is the admin's, for the guard and for figures that cannot be trusted */
         for (knob_id k = KNOB_DEVICE_FIRST; k < KNOB_DEVICE_FIRST + KNOB_DEVICE_COUNT; k++)
-                CHECK(knob_decision_from_config(dev_knob(&f, 1, k)));
+                CHECK(dev_knob(&f, 1, k)->from_config);
         /* a cap from the policy's own measure is not */
         f.c.devices[1].max_bytes = 0;
         f.c.devices[1].min_bytes = 0;
         f.c.devices[1].strict_limit = TRISTATE_AUTO;
         CHECK(tick(&f) == 0);
         CHECK(dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
-        CHECK(!knob_decision_from_config(dev_knob(&f, 1, KNOB_MAX_BYTES)));
-        CHECK(!knob_decision_from_config(dev_knob(&f, 1, KNOB_STRICT_LIMIT)));
+        CHECK(!dev_knob(&f, 1, KNOB_MAX_BYTES)->from_config);
+        CHECK(!dev_knob(&f, 1, KNOB_STRICT_LIMIT)->from_config);
         fixture_done(&f);
 }
 
@@ -693,9 +704,7 @@ static void test_fast_device_leaves_presumed_early(void) {
                 for (uint64_t ms = 100; ms <= 2000; ms += 100) {
                         flood(&f.dev[0], cases[i].bw / 10, 600 * MB);
                         f.dev[0].write_bw_bytes_per_s = f.dev[0].dirty_rate_bytes_per_s = cases[i].bw;
-                        decision_done(&f.d);
-                        f.s.time_usec += 100000;
-                        CHECK(policy_decide(&f.s, &f.c, &f.st, &f.d) == 0);
+                        CHECK(tick_after(&f, 100000) == 0);
                         /* from its second sample, the first with a rate: presumed slow */
                         if (ms == 200)
                                 CHECK(f.st.devices[0].presumed);
@@ -724,6 +733,14 @@ static void test_fast_device_leaves_presumed_early(void) {
 /* A device that slows (150 -> 20 MB/s) is made strict at once, and stays so though its new cap, 40M,
  * is not under half the limit: it holds a backlog of its old speed, and not strict its writer would
  * fill the room the guard keeps for it. Strict until the kernel's estimate agrees with the new speed. */
+/* A tick of the slowed device: 2 MB in 100 ms, the kernel's estimate coming down toward 20 MB/s. */
+static int slowed_tick(fixture *f, uint64_t *kernel_bw) {
+        flood(&f->dev[1], 2 * MB, 300 * MB);
+        *kernel_bw = kernel_bw_after(*kernel_bw, 20 * MB, 100);
+        f->dev[1].wb_bw_bytes_per_s = *kernel_bw;
+        return tick_after(f, 100000);
+}
+
 static void test_slowed_device_is_strict(void) {
         uint64_t kernel_bw = 150 * MB;
         int seen_at = -1;
@@ -734,17 +751,10 @@ static void test_slowed_device_is_strict(void) {
         for (int n = 0; n < 100; n++) {
                 flood(&f.dev[1], 15 * MB, 300 * MB);
                 f.dev[1].wb_bw_bytes_per_s = kernel_bw;
-                decision_done(&f.d);
-                f.s.time_usec += 100000;
-                CHECK(policy_decide(&f.s, &f.c, &f.st, &f.d) == 0);
+                CHECK(tick_after(&f, 100000) == 0);
         }
         for (int n = 0; n < 40 && (seen_at < 0 || n < seen_at + 10); n++) {
-                flood(&f.dev[1], 2 * MB, 300 * MB);
-                kernel_bw = 20 * MB + (kernel_bw - 20 * MB) / 4096 * (4096 - 100);
-                f.dev[1].wb_bw_bytes_per_s = kernel_bw;
-                decision_done(&f.d);
-                f.s.time_usec += 100000;
-                CHECK(policy_decide(&f.s, &f.c, &f.st, &f.d) == 0);
+                CHECK(slowed_tick(&f, &kernel_bw) == 0);
                 if (seen_at < 0 && f.d.devices[1].bw_bytes_per_s < 30 * MB)
                         seen_at = n;
         }
@@ -754,14 +764,8 @@ static void test_slowed_device_is_strict(void) {
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
         CHECK(strstr(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->reason, "slowed to") != NULL);
         /* once the kernel's estimate agrees, the usual rule: not under half the limit, not strict */
-        for (int n = 0; n < 200; n++) {
-                flood(&f.dev[1], 2 * MB, 300 * MB);
-                kernel_bw = 20 * MB + (kernel_bw - 20 * MB) / 4096 * (4096 - 100);
-                f.dev[1].wb_bw_bytes_per_s = kernel_bw;
-                decision_done(&f.d);
-                f.s.time_usec += 100000;
-                CHECK(policy_decide(&f.s, &f.c, &f.st, &f.d) == 0);
-        }
+        for (int n = 0; n < 200; n++)
+                CHECK(slowed_tick(&f, &kernel_bw) == 0);
         CHECK_EQ_U64(f.st.devices[1].slowed_usec, 0);
         CHECK(!dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value);
         fixture_done(&f);
@@ -778,19 +782,14 @@ static void test_slowdown_seen_early(void) {
                 for (uint64_t ms = 0; ms < 10000; ms += ticks_ms[t]) {
                         flood(&f.dev[1], 150 * MB * ticks_ms[t] / 1000, 300 * MB);
                         f.dev[1].wb_bw_bytes_per_s = kernel_bw;
-                        decision_done(&f.d);
-                        f.s.time_usec += tick_usec;
-                        CHECK(policy_decide(&f.s, &f.c, &f.st, &f.d) == 0);
+                        CHECK(tick_after(&f, tick_usec) == 0);
                 }
                 CHECK(f.d.devices[1].bw_bytes_per_s >= 140 * MB);
                 for (uint64_t ms = ticks_ms[t]; ms <= 10000; ms += ticks_ms[t]) {
                         flood(&f.dev[1], 5 * MB * ticks_ms[t] / 1000, 300 * MB);
-                        /* the kernel's estimate comes down with its ~4 s period (wb_update_write_bandwidth()) */
-                        kernel_bw = 5 * MB + (kernel_bw - 5 * MB) / 4096 * (4096 - ticks_ms[t]);
+                        kernel_bw = kernel_bw_after(kernel_bw, 5 * MB, ticks_ms[t]);
                         f.dev[1].wb_bw_bytes_per_s = kernel_bw;
-                        decision_done(&f.d);
-                        f.s.time_usec += tick_usec;
-                        CHECK(policy_decide(&f.s, &f.c, &f.st, &f.d) == 0);
+                        CHECK(tick_after(&f, tick_usec) == 0);
                         if (!seen_after_ms && f.d.devices[1].bw_bytes_per_s < 20 * MB)
                                 seen_after_ms = ms;
                         else if (seen_after_ms && !back_up_ms && f.d.devices[1].bw_bytes_per_s >= 20 * MB)
