@@ -1128,7 +1128,8 @@ const char *ctl_format_wait_line(const ctl_wait_state *w, const char *name, bool
                 bar_text[BAR_WIDTH + 2] = ' ';
                 bar_text[BAR_WIDTH + 3] = '\0';
         }
-        if (w->dirty_bytes + w->writeback_bytes == 0)
+        /* wait calls a few KiB of per-CPU counter error clean too: the line says what the exit status says */
+        if (w->dirty_bytes + w->writeback_bytes == 0 || (w->state && strcmp(w->state, CTL_WAIT_CLEAN) == 0))
                 snprintf(eta, sizeof eta, "clean");
         else if (clean_in < 0)
                 snprintf(eta, sizeof eta, "bandwidth not known yet");

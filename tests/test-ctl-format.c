@@ -681,6 +681,11 @@ static void test_wait(void) {
         CHECK(ctl_wait_done_percent(&w) == 100.0);
         CHECK_STREQ(ctl_format_wait_line(&w, "loop0", true, buf, sizeof buf),
                     "loop0 [####################] 100% 0 left (dirty 0, writeback 0) at 0/s, clean (syncfs still running)");
+        /* clean within the counters' error: the line says clean, as the exit status does */
+        w = (ctl_wait_state) { .writeback_bytes = 16 << 10, .max_backlog_bytes = 18 << 20, .bw_bytes_per_s = 4 << 20,
+                               .state = CTL_WAIT_CLEAN };
+        CHECK_STREQ(ctl_format_wait_line(&w, "loop0", false, buf, sizeof buf),
+                    "loop0 100% 16K left (dirty 0, writeback 16K) at 4.0M/s, clean");
         /* a backlog that grew past the start is 0 % done, never negative */
         w = (ctl_wait_state) { .dirty_bytes = 3 << 20, .max_backlog_bytes = 3 << 20 };
         CHECK(ctl_wait_done_percent(&w) == 0.0);
