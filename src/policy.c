@@ -25,7 +25,7 @@
 #define BW_FAST_DECAY_USEC 500000ULL       /* a second look at the same rate over half a second, to see a slowdown early ... */
 #define BW_SLOWDOWN_DIVISOR 2               /* ... when, saturated, it writes half its speed or less ... */
 #define BW_SLOWDOWN_USEC 1000000ULL         /* ... for a whole second: then that is its speed now */
-#define BW_KERNEL_AGREES_PERCENT 125       /* after a slowdown, the kernel's estimate counts again once this close to ours */
+#define BW_KERNEL_AGREES_PERCENT 125       /* once measured, the kernel's estimate counts only this close to ours */
 #define BW_FRESH_USEC 1000000ULL            /* the kernel's estimate is current while the device wrote within 1 s */
 #define FILL_RATE_BYTES_PER_S (8 * MB)      /* dirtied this fast, an unmeasured device may be filling the pool */
 #define PRESUMED_SHARE_DIVISOR 4            /* an unmeasured device may take a quarter of the pool left below freerun */
@@ -209,15 +209,15 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         if (ds->measured) {
                 uint64_t ours = MAX(rate_get(&ds->saturated), ds->shown_bytes_per_s), kernel_bw = kernel_fresh_bw(ds, d);
 
-                /* the kernel's own estimate comes down from a slowdown with a ~4 s time constant: until it
-                 * agrees with ours it is the old speed (after 150 -> 5 MB/s, a fixed 3 s wait let 64 MB/s
-                 * back in, and the slowed device lost its strict cap) */
-                if (ds->slowed_usec && kernel_bw) {
-                        if (kernel_bw > mul_div(ours, BW_KERNEL_AGREES_PERCENT, 100))
-                                kernel_bw = 0;
-                        else
-                                ds->slowed_usec = 0;
-                }
+                /* ours is what it wrote over its saturated time; the kernel's own estimate lags it: it comes
+                 * down from a slowdown with a ~4 s time constant (after 150 -> 5 MB/s, a fixed 3 s wait let
+                 * 64 MB/s back in, and the slowed device lost its strict cap), and it stands still while the
+                 * flusher waits on a full queue (restart-a: 156 MB/s, left from the case before, for 3 s on
+                 * a device writing 27 MB/s, which then got a 590M cap). It counts only where it agrees. */
+                if (kernel_bw > mul_div(ours, BW_KERNEL_AGREES_PERCENT, 100))
+                        kernel_bw = 0;
+                else if (kernel_bw)
+                        ds->slowed_usec = 0;
                 bw = MAX(ours, kernel_bw);
         } else
                 /* not seen saturated long enough: what it showed, or the kernel's estimate if fresh */
