@@ -331,6 +331,45 @@ static void test_stray_pages_are_not_a_writer(void) {
         fixture_done(&f);
 }
 
+/* slowdown-b: the innocent disk's writer, started in a pool its neighbour has filled, crawls under the
+ * global line, a megabyte one tick and nothing the next; its presumed cap was given back on every
+ * quiet tick and written again on the next (145 writes in a run). It stays until a second of quiet. */
+static void test_crawling_writer_keeps_its_presumed_cap(void) {
+        int released_after_ms = -1;
+        fixture f;
+
+        fixture_init(&f);
+        f.c.tick_ms = 100;
+        f.s.global.dirty_thresh_bytes = 200 * MB;
+        f.s.global.background_thresh_bytes = 100 * MB;
+        f.s.global.dirty_bytes = 64 * MB;
+        f.s.global.writeback_bytes = 60 * MB;
+        for (int n = 0; n < 20; n++) {
+                bool dirtied = n % 2 == 0;
+
+                idle(&f.dev[0]);
+                f.dev[0].dirty_rate_bytes_per_s = dirtied ? 10 * MB : 0;
+                f.dev[0].dirty_bytes = f.dev[0].backlog_bytes = dirtied ? 1 * MB : 900 * 1024;
+                f.dev[0].wb_bw_bytes_per_s = 4096;
+                CHECK(tick_after(&f, 100000) == 0);
+                CHECK(!f.st.devices[0].measured);
+                if (n < 2)
+                        continue;  /* the first sample has no rate; the first filling one gets the cap */
+                CHECK(dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+                CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
+        }
+        /* the writer stopped: given back after a second, not before */
+        for (int ms = 100; ms <= 2000 && released_after_ms < 0; ms += 100) {
+                idle(&f.dev[0]);
+                f.dev[0].dirty_bytes = f.dev[0].backlog_bytes = 12 * 1024;
+                CHECK(tick_after(&f, 100000) == 0);
+                if (!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted)
+                        released_after_ms = ms;
+        }
+        CHECK(released_after_ms >= 900 && released_after_ms <= 1200);
+        fixture_done(&f);
+}
+
 static void test_kernel_estimate_survives_a_quiet_tick(void) {
         fixture f;
         uint64_t caps[6];
@@ -855,6 +894,7 @@ int main(void) {
         test_stray_pages_are_not_a_writer();
         test_backlog_from_before_is_no_demand();
         test_stale_kernel_estimate_is_not_the_speed();
+        test_crawling_writer_keeps_its_presumed_cap();
         test_kernel_estimate_survives_a_quiet_tick();
         test_fast_and_slow_together();
         test_step_input_does_not_oscillate();
