@@ -95,6 +95,10 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
          * every tick's counts: within 1 % of last tick's hold, hold the same bytes (no rewrite) */
         if (held != kd->value && st->held_bytes && near(held, st->held_bytes) && st->held_bytes >= floor)
                 held = MIN(st->held_bytes, ceiling);
+        /* raised by a backlog still growing: a step with room, not a write every tick (start-a: the
+         * disk's writer lifted the floor ~0.2 % a tick, and both global knobs were written 40 times) */
+        else if (held == floor && floor > kd->value && st->held_bytes && floor > st->held_bytes)
+                held = MIN(floor + floor / 100 * GUARD_STEP_PERCENT, ceiling);
         st->held_bytes = held != kd->value ? held : 0;
         if (held < st->limit_bytes) {
                 st->stepped_bytes = held;
