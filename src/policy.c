@@ -31,7 +31,7 @@
 #define PRESUMED_SHARE_DIVISOR 4            /* an unmeasured device may take a quarter of the pool left below freerun */
 #define BW_EARLY_USEC 500000ULL             /* half a second saturated tells a fast device from a presumed slow one ... */
 #define PRESUMED_RELEASE_DIVISOR 2          /* ... once its speed x target reaches half of its presumed cap */
-#define PRESUMED_QUIET_USEC 1000000ULL      /* a presumed cap is given back after a second without a writer */
+#define PRESUMED_QUIET_USEC 1000000ULL      /* a presumed cap outlives its device's last filling tick by a second */
 
 static void want(knob_decision *k, uint64_t value, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static void want(knob_decision *k, uint64_t value, const char *format, ...) {
@@ -173,13 +173,14 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
          * the daemon started (they show a few pages dirtied then) */
         if (have_prev && mul_div(d->dirty_rate_bytes_per_s, dt_usec, 1000000) >= BW_QUEUED_BYTES)
                 ds->dirtied_seen = true;
-        if (ds->filling || d->backlog_bytes >= BW_QUEUED_BYTES)
-                ds->busy_usec = now_usec;
+        if (ds->filling)
+                ds->filled_usec = now_usec;
         /* a writer crawling under the global line fills the pool one tick and not the next: its presumed
-         * cap stays until it has been quiet a second (slowdown-b: B's 16M cap written and given back
-         * every 100 ms, 145 writes in a run) */
+         * cap stays until a second after it last filled (slowdown-b: B's 16M cap written and given back
+         * every 100 ms, 145 writes in a run). Not longer: a writer paced below FILL_RATE is no longer
+         * filling the pool, and a cap kept through its pace would meet its next burst (paced-burst-b). */
         ds->quiet = !ds->filling && d->backlog_bytes < BW_QUEUED_BYTES &&
-                    !(ds->presumed && ds->max_bytes && now_usec < ds->busy_usec + PRESUMED_QUIET_USEC);
+                    !(ds->presumed && ds->max_bytes && now_usec < ds->filled_usec + PRESUMED_QUIET_USEC);
 
         if (saturated)
                 ds->saturated_usec = now_usec;

@@ -367,6 +367,27 @@ static void test_crawling_writer_keeps_its_presumed_cap(void) {
                         released_after_ms = ms;
         }
         CHECK(released_after_ms >= 900 && released_after_ms <= 1200);
+
+        /* paced-burst-b: after a first fill, a writer paced at 5 MB/s keeps a backlog of a megabyte or
+         * so and fills nothing: its presumed cap goes at its first quiet tick a second after that fill,
+         * so its next burst does not meet a cap sized on the pool of seconds before */
+        released_after_ms = -1;
+        flood(&f.dev[0], 4 * MB, 30 * MB);
+        f.dev[0].dirty_rate_bytes_per_s = 40 * MB;
+        f.dev[0].writeback_bytes = 0;
+        CHECK(tick_after(&f, 100000) == 0);
+        CHECK(dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        for (int ms = 100; ms <= 3000 && released_after_ms < 0; ms += 100) {
+                bool quiet_tick = ms % 300 == 0;
+
+                idle(&f.dev[0]);
+                f.dev[0].dirty_rate_bytes_per_s = 5 * MB;
+                f.dev[0].dirty_bytes = f.dev[0].backlog_bytes = quiet_tick ? 600 * 1024 : 2 * MB;
+                CHECK(tick_after(&f, 100000) == 0);
+                if (!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted)
+                        released_after_ms = ms;
+        }
+        CHECK(released_after_ms >= 900 && released_after_ms <= 1500);
         fixture_done(&f);
 }
 
