@@ -62,7 +62,7 @@ typedef struct policy_device_state {
         uint64_t last_written_total;
         uint64_t wrote_usec;            /* when it last completed any writeback (0: never seen to) */
         bool filling;                   /* it was dirtied at FILL_RATE or faster in the last tick */
-        bool quiet;                     /* not filling and holding less than BW_QUEUED: idle as far as caps go */
+        bool quiet;                     /* not filling, holding less than BW_QUEUED (a presumed cap: a second after it filled) */
         uint64_t filled_usec;           /* when it was last filling (0: never) */
         bool presumed;                  /* its cap is the unmeasured guess, not from its speed */
         bool dirtied_seen;              /* it was seen dirtied since the daemon started watching it */
