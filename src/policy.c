@@ -180,7 +180,7 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
          * every 100 ms, 145 writes in a run). Not longer: a writer paced below FILL_RATE is no longer
          * filling the pool, and a cap kept through its pace would meet its next burst (paced-burst-b). */
         ds->quiet = !ds->filling && d->backlog_bytes < BW_QUEUED_BYTES &&
-                    !(ds->presumed && ds->max_bytes && now_usec < ds->filled_usec + PRESUMED_QUIET_USEC);
+                    !(ds->presumed && now_usec < ds->filled_usec + PRESUMED_QUIET_USEC);
 
         if (saturated)
                 ds->saturated_usec = now_usec;

@@ -333,7 +333,8 @@ static void test_stray_pages_are_not_a_writer(void) {
 
 /* slowdown-b: the innocent disk's writer, started in a pool its neighbour has filled, crawls under the
  * global line, a megabyte one tick and nothing the next; its presumed cap was given back on every
- * quiet tick and written again on the next (145 writes in a run). It stays until a second of quiet. */
+ * quiet tick and written again on the next (145 writes in a run). It stays until a second after its
+ * last filling tick. */
 static void test_crawling_writer_keeps_its_presumed_cap(void) {
         int released_after_ms = -1;
         fixture f;
@@ -417,6 +418,14 @@ static void test_kernel_estimate_survives_a_quiet_tick(void) {
         fixture_done(&f);
 }
 
+/* A 100 ms tick of the stick writing 27 MB/s with its backlog queued, the kernel's estimate at kernel_bw. */
+static int stick_tick(fixture *f, uint64_t kernel_bw) {
+        flood(&f->dev[1], 27 * MB / 10, 600 * MB);
+        f->dev[1].write_bw_bytes_per_s = f->dev[1].dirty_rate_bytes_per_s = 27 * MB;
+        f->dev[1].wb_bw_bytes_per_s = kernel_bw;
+        return tick_after(f, 100000);
+}
+
 /* Once a device is measured, the kernel's estimate counts only where it agrees with what the device
  * wrote: restart-a's stick wrote 27 MB/s for seconds while its WbWriteBandwidth stood at 156 MB/s
  * (left from the case before; the flusher waited on a full queue), and the 156 gave it a 590M cap. */
@@ -425,23 +434,15 @@ static void test_stale_kernel_estimate_is_not_the_speed(void) {
 
         fixture_init(&f);
         f.c.tick_ms = 100;
-        for (int n = 0; n < 30; n++) {
-                flood(&f.dev[1], 27 * MB / 10, 600 * MB);
-                f.dev[1].write_bw_bytes_per_s = f.dev[1].dirty_rate_bytes_per_s = 27 * MB;
-                f.dev[1].wb_bw_bytes_per_s = 156 * MB;
-                CHECK(tick_after(&f, 100000) == 0);
-        }
+        for (int n = 0; n < 30; n++)
+                CHECK(stick_tick(&f, 156 * MB) == 0);
         CHECK(f.st.devices[1].measured);
         CHECK(f.d.devices[1].bw_bytes_per_s >= 25 * MB && f.d.devices[1].bw_bytes_per_s <= 30 * MB);
         CHECK(dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
         CHECK(dev_knob(&f, 1, KNOB_MAX_BYTES)->value <= 60 * MB);
         /* a kernel figure close to ours (within 125 %) is a fair reading of the same writing: it counts */
-        for (int n = 0; n < 5; n++) {
-                flood(&f.dev[1], 27 * MB / 10, 600 * MB);
-                f.dev[1].write_bw_bytes_per_s = f.dev[1].dirty_rate_bytes_per_s = 27 * MB;
-                f.dev[1].wb_bw_bytes_per_s = 32 * MB;
-                CHECK(tick_after(&f, 100000) == 0);
-        }
+        for (int n = 0; n < 5; n++)
+                CHECK(stick_tick(&f, 32 * MB) == 0);
         CHECK_EQ_U64(f.d.devices[1].bw_bytes_per_s, 32 * MB);
         fixture_done(&f);
 }
