@@ -233,9 +233,15 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         ds->bw_bytes_per_s = MAX(bw, BW_FLOOR_BYTES_PER_S);
 }
 
-/* The speed over its first half second saturated, before it is trusted as measured: 0 until then. */
+/* What it wrote over its first half second saturated, or active, before it is trusted as measured:
+ * 0 until then. Active counts too: a fast disk whose writer is throttled from its first tick (it
+ * starts in a pool a slow device filled) drains its queue between the writer's pauses and is never
+ * saturated, yet what it wrote is a floor under its speed. */
 static uint64_t early_bw(const policy_device_state *ds) {
-        return ds->saturated.usec >= (double) BW_EARLY_USEC ? rate_get(&ds->saturated) : 0;
+        uint64_t saturated = ds->saturated.usec >= (double) BW_EARLY_USEC ? rate_get(&ds->saturated) : 0;
+        uint64_t active = ds->active.usec >= (double) BW_EARLY_USEC ? rate_get(&ds->active) : 0;
+
+        return MAX(saturated, active);
 }
 
 static uint64_t device_backlog_ms(const config *c, const device_config *dc) {
@@ -379,28 +385,31 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                  * It does not fall while presumed: a writer throttled by it with the kernel's idle
                  * estimate would drain its backlog and pull the guard's hold down with it. */
                 uint64_t early_cap = mul_div(early_bw(ds), target_ms, 1000);
+                uint64_t shown_cap = mul_div(ds->bw_bytes_per_s, target_ms, 1000);
 
                 cap = MAX(MAX(presumed_bytes, floor), ds->presumed ? ds->max_bytes : 0);
                 presumed = true;
                 snprintf(kmax->reason, sizeof kmax->reason,
                          "speed not measured yet: presumed slow until it writes at full speed for 1 s "
                          "(a quarter of the pool left below freerun, at least unmeasured_device_bytes)");
-                if (mul_div(ds->bw_bytes_per_s, target_ms, 1000) > cap) {
-                        /* held back by that cap, it still wrote this fast (or the kernel's fresh estimate
-                         * says so): let it have that */
-                        cap = mul_div(ds->bw_bytes_per_s, target_ms, 1000);
-                        presumed = false;
-                        snprintf(kmax->reason, sizeof kmax->reason, "not saturated yet, but it writes %s/s x %.1f s target",
-                                 format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
-                } else if (early_cap >= cap / PRESUMED_RELEASE_DIVISOR) {
-                        /* half a second at full speed already shows it is no slow stick: held strictly by
+                if (early_cap >= cap / PRESUMED_RELEASE_DIVISOR && early_cap >= shown_cap) {
+                        /* half a second of writing already shows it is no slow stick: held strictly by
                          * the guess until measured, a fast device's writer would run at its disk's pace
-                         * (start-a: 1.2 s at 200 MB/s where the kernel alone let it write 390 MB/s) */
+                         * (start-a: 1.2 s at 200 MB/s where the kernel alone let it write 390 MB/s). First:
+                         * the estimate below may be the kernel's, stale from the device's last writes
+                         * (slow-first: 8.7 MB/s for a disk writing 120, which kept it strict at 17M) */
                         cap = MAX(early_cap, floor);
                         presumed = false;
                         snprintf(kmax->reason, sizeof kmax->reason,
-                                 "no longer presumed slow: it wrote %s/s over half a second at full speed, x %.1f s target",
+                                 "no longer presumed slow: it wrote %s/s over half a second, x %.1f s target",
                                  format_bytes(a, sizeof a, early_bw(ds)), (double) target_ms / 1000.0);
+                } else if (shown_cap > cap) {
+                        /* held back by that cap, it still wrote this fast (or the kernel's fresh estimate
+                         * says so): let it have that */
+                        cap = shown_cap;
+                        presumed = false;
+                        snprintf(kmax->reason, sizeof kmax->reason, "not saturated yet, but it writes %s/s x %.1f s target",
+                                 format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
                 }
         } else if (dc && dc->max_bytes)
                 cap = UINT64_MAX;
