@@ -233,15 +233,12 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         ds->bw_bytes_per_s = MAX(bw, BW_FLOOR_BYTES_PER_S);
 }
 
-/* What it wrote over its first half second saturated, or active, before it is trusted as measured:
- * 0 until then. Active counts too: a fast disk whose writer is throttled from its first tick (it
- * starts in a pool a slow device filled) drains its queue between the writer's pauses and is never
- * saturated, yet what it wrote is a floor under its speed. */
+/* The speed over its first half second saturated, before it is trusted as measured: 0 until then.
+ * Saturated only: what a device wrote while its writer was throttled is the writer's pace, and a
+ * strict cap sized on it keeps the writer at that pace (slow-first: released at 6.4 MB/s x 2 s, the
+ * fast disk's cap then followed its throttled writer down, p99 114 ms). */
 static uint64_t early_bw(const policy_device_state *ds) {
-        uint64_t saturated = ds->saturated.usec >= (double) BW_EARLY_USEC ? rate_get(&ds->saturated) : 0;
-        uint64_t active = ds->active.usec >= (double) BW_EARLY_USEC ? rate_get(&ds->active) : 0;
-
-        return MAX(saturated, active);
+        return ds->saturated.usec >= (double) BW_EARLY_USEC ? rate_get(&ds->saturated) : 0;
 }
 
 static uint64_t device_backlog_ms(const config *c, const device_config *dc) {
@@ -393,7 +390,7 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                          "speed not measured yet: presumed slow until it writes at full speed for 1 s "
                          "(a quarter of the pool left below freerun, at least unmeasured_device_bytes)");
                 if (early_cap >= cap / PRESUMED_RELEASE_DIVISOR && early_cap >= shown_cap) {
-                        /* half a second of writing already shows it is no slow stick: held strictly by
+                        /* half a second at full speed already shows it is no slow stick: held strictly by
                          * the guess until measured, a fast device's writer would run at its disk's pace
                          * (start-a: 1.2 s at 200 MB/s where the kernel alone let it write 390 MB/s). First:
                          * the estimate below may be the kernel's, stale from the device's last writes
@@ -401,7 +398,7 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                         cap = MAX(early_cap, floor);
                         presumed = false;
                         snprintf(kmax->reason, sizeof kmax->reason,
-                                 "no longer presumed slow: it wrote %s/s over half a second, x %.1f s target",
+                                 "no longer presumed slow: it wrote %s/s over half a second at full speed, x %.1f s target",
                                  format_bytes(a, sizeof a, early_bw(ds)), (double) target_ms / 1000.0);
                 } else if (shown_cap > cap) {
                         /* held back by that cap, it still wrote this fast (or the kernel's fresh estimate
