@@ -400,9 +400,10 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                         snprintf(kmax->reason, sizeof kmax->reason,
                                  "no longer presumed slow: it wrote %s/s over half a second at full speed, x %.1f s target",
                                  format_bytes(a, sizeof a, early_bw(ds)), (double) target_ms / 1000.0);
-                } else if (shown_cap > cap) {
+                } else if (shown_cap > cap || early_cap >= cap / PRESUMED_RELEASE_DIVISOR) {
                         /* held back by that cap, it still wrote this fast (or the kernel's fresh estimate
-                         * says so): let it have that */
+                         * says so), or half a second at full speed freed it and that says more: let it
+                         * have that */
                         cap = shown_cap;
                         presumed = false;
                         snprintf(kmax->reason, sizeof kmax->reason, "not saturated yet, but it writes %s/s x %.1f s target",

@@ -778,10 +778,13 @@ static void test_fast_device_leaves_presumed_early(void) {
         static const struct {
                 uint64_t bw;
                 bool freed_early;
+                uint64_t kernel_bw;     /* the kernel's fresh estimate, 0: its initial guess (ignored) */
         } cases[] = {
-                { 250 * MB, true },     /* x 2 s = 500M, above half the presumed cap */
-                { 200 * MB, false },    /* 400M: below it, measured after a second as before */
-                { 30 * MB, false },
+                { 250 * MB, true, 0 },  /* x 2 s = 500M, above half the presumed cap */
+                { 200 * MB, false, 0 }, /* 400M: below it, measured after a second as before */
+                { 30 * MB, false, 0 },
+                /* the kernel's estimate, higher, still below the presumed cap: freed as early, at that */
+                { 250 * MB, true, 300 * MB },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -794,6 +797,8 @@ static void test_fast_device_leaves_presumed_early(void) {
                 for (uint64_t ms = 100; ms <= 2000; ms += 100) {
                         flood(&f.dev[0], cases[i].bw / 10, 600 * MB);
                         f.dev[0].write_bw_bytes_per_s = f.dev[0].dirty_rate_bytes_per_s = cases[i].bw;
+                        if (cases[i].kernel_bw)
+                                f.dev[0].wb_bw_bytes_per_s = cases[i].kernel_bw;
                         CHECK(tick_after(&f, 100000) == 0);
                         /* from its second sample, the first with a rate: presumed slow */
                         if (ms == 200)
@@ -803,7 +808,7 @@ static void test_fast_device_leaves_presumed_early(void) {
                                 measured_at_free = f.st.devices[0].measured;
                                 if (!measured_at_free)
                                         CHECK(strstr(dev_knob(&f, 0, KNOB_MAX_BYTES)->reason ?: "",
-                                                     "no longer presumed slow") != NULL ||
+                                                     cases[i].kernel_bw ? "it writes 300M/s" : "no longer presumed slow") != NULL ||
                                               !dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
                         }
                 }
