@@ -404,9 +404,9 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                         /* held back by that cap, it still wrote this fast (or the kernel's fresh estimate
                          * says so), or half a second at full speed freed it and that says more: let it
                          * have that */
-                        cap = shown_cap;
+                        cap = MAX(shown_cap, floor);
                         presumed = false;
-                        snprintf(kmax->reason, sizeof kmax->reason, "not saturated yet, but it writes %s/s x %.1f s target",
+                        snprintf(kmax->reason, sizeof kmax->reason, "not measured yet, but it writes %s/s x %.1f s target",
                                  format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
                 }
         } else if (dc && dc->max_bytes)
