@@ -828,7 +828,7 @@ static void test_fast_device_leaves_presumed_early(void) {
 /* slow-first: a fast disk starts while a slow stick holds the pool up to its freerun point, so its
  * presumed cap is the 16M floor, and the kernel's estimate for it is the few MB/s left from its last
  * writes. Strictly capped near its backlog, its writer is paced by the kernel's stale dirty_ratelimit
- * (the fast writer's p99 of 75 ms): the half second at full speed that frees a fast device early must
+ * (1.1-1.3 s in slow-first's logs): the half second at full speed that frees a fast device early must
  * not be overruled by a cap sized on that stale estimate. (What a device wrote while its writer was
  * throttled does not free it: that is the writer's pace, not the device's speed.) 100 ms ticks. */
 static void test_fast_device_entering_a_full_pool(void) {
