@@ -383,13 +383,15 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                  * estimate would drain its backlog and pull the guard's hold down with it. */
                 uint64_t early_cap = mul_div(early_bw(ds), target_ms, 1000);
                 uint64_t shown_cap = mul_div(ds->bw_bytes_per_s, target_ms, 1000);
+                bool freed_early;
 
                 cap = MAX(MAX(presumed_bytes, floor), ds->presumed ? ds->max_bytes : 0);
+                freed_early = early_cap >= cap / PRESUMED_RELEASE_DIVISOR;
                 presumed = true;
                 snprintf(kmax->reason, sizeof kmax->reason,
                          "speed not measured yet: presumed slow until it writes at full speed for 1 s "
                          "(a quarter of the pool left below freerun, at least unmeasured_device_bytes)");
-                if (early_cap >= cap / PRESUMED_RELEASE_DIVISOR && early_cap >= shown_cap) {
+                if (freed_early && early_cap >= shown_cap) {
                         /* half a second at full speed already shows it is no slow stick: held strictly by
                          * the guess until measured, a fast device's writer would run at its disk's pace
                          * (start-a: 1.2 s at 200 MB/s where the kernel alone let it write 390 MB/s). First:
@@ -400,7 +402,7 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                         snprintf(kmax->reason, sizeof kmax->reason,
                                  "no longer presumed slow: it wrote %s/s over half a second at full speed, x %.1f s target",
                                  format_bytes(a, sizeof a, early_bw(ds)), (double) target_ms / 1000.0);
-                } else if (shown_cap > cap || early_cap >= cap / PRESUMED_RELEASE_DIVISOR) {
+                } else if (freed_early || shown_cap > cap) {
                         /* held back by that cap, it still wrote this fast (or the kernel's fresh estimate
                          * says so), or half a second at full speed freed it and that says more: let it
                          * have that */
