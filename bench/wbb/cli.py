@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 
-from . import knobs, report, runner, transitions, tunings, util
+from . import firstsec, knobs, report, runner, transitions, tunings, util
 from .scenarios import SCENARIOS
 from .testbed import Testbed, cleanup_command
 from .util import log, warn, parse_size
@@ -51,7 +51,7 @@ def preflight():
 
 def add_run_args(p):
     p.add_argument("scenarios", nargs="*", default=["slowfast"],
-                   help="thresh, slowfast, multi, overwrite, transitions, or all")
+                   help="thresh, slowfast, multi, overwrite, transitions, first-seconds, or all")
     p.add_argument("--tunings", type=csv, default=None,
                    help="comma list from %s (default all)" % ",".join(tunings.ALL))
     p.add_argument("--repeat", "--repeats", dest="repeat", type=int, default=None,
@@ -59,8 +59,11 @@ def add_run_args(p):
     p.add_argument("-o", "--output", default=None, help="output dir (default bench/out/<timestamp>)")
     p.add_argument("--variants", "--scenario", dest="variants", type=csv,
                    help="slowfast: together,slow-first,solo; multi: randrw,mmapseq; "
-                        "transitions: start,slowdown,paced-burst,onoff,admin")
-    p.add_argument("--sets", type=csv, help="transitions: size/speed sets a,b (both)")
+                        "transitions: start,slowdown,paced-burst,onoff,admin; first-seconds: "
+                        + ",".join(firstsec.FAMILIES))
+    p.add_argument("--sets", type=csv, help="transitions, first-seconds: size/speed sets a,b (both)")
+    p.add_argument("--idle-s", type=float, default=125,
+                   help="first-seconds: idle seconds between the known cases' writes (125)")
     p.add_argument("--quick", action="store_true", help="transitions: set a only, 1 repeat")
     p.add_argument("--pin", action="store_true",
                    help="transitions: give the daemon the case's dirty_bytes as its pin (default: "
@@ -93,23 +96,30 @@ def cmd_run(o, quick=False):
     if problems:
         print("cannot run: " + "; ".join(problems), file=sys.stderr)
         return 77
-    scen_names = list(SCENARIOS) + ["transitions"] if "all" in o.scenarios else o.scenarios
+    families = {"transitions": transitions, "first-seconds": firstsec}
+    scen_names = list(SCENARIOS) + list(families) if "all" in o.scenarios else o.scenarios
     for s in scen_names:
-        if s not in SCENARIOS and s != "transitions":
-            print("unknown scenario %r (%s, transitions)" % (s, ", ".join(SCENARIOS)), file=sys.stderr)
+        if s not in SCENARIOS and s not in families:
+            print("unknown scenario %r (%s, %s)" % (s, ", ".join(SCENARIOS), ", ".join(families)),
+                  file=sys.stderr)
             return 2
-    if "transitions" in scen_names:
+    timed = [s for s in scen_names if s in families]
+    if timed:
         if o.quick:
             o.sets = o.sets or ["a"]
         o.transitions_repeat = o.repeat or (1 if o.quick else 3)
         try:
-            transitions.select_cases(o.variants, o.sets)
+            for s in timed:
+                if s == "first-seconds":
+                    firstsec.select_cases(o.variants, o.sets, o.idle_s)
+                else:
+                    transitions.select_cases(o.variants, o.sets)
         except ValueError as e:
             print(str(e), file=sys.stderr)
             return 2
     o.repeat = o.repeat or 1
     o.wbtuned_path = tunings.find_wbtuned(o.wbtuned, BENCH_DIR)
-    if o.tunings is None and scen_names == ["transitions"]:
+    if o.tunings is None and all(s in families for s in scen_names):
         o.tunings = list(transitions.TUNINGS)
     tl = o.tunings or list(tunings.ALL)
     for t in tl:
@@ -127,11 +137,11 @@ def cmd_run(o, quick=False):
         os.makedirs(os.path.join(outdir, sub), exist_ok=True)
     meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "kernel": platform.release(),
             "command": " ".join(shlex.quote(a) for a in sys.argv), "tunings": tl,
-            "repeat": o.repeat if scen_names != ["transitions"] else o.transitions_repeat,
+            "repeat": o.repeat if not timed else o.transitions_repeat,
             "scenarios": scen_names, "notes": notes,
             "wbtuned": o.wbtuned_path, "cpus": os.cpu_count(),
             "baseline_vm": knobs.vm_read(), "tick_ms": o.tick_ms, "pin": o.pin}
-    want_snapshot = quick or "transitions" in scen_names
+    want_snapshot = quick or bool(timed)
     found_errors, found_notes, checked = [], [], 0
     results = []
     t_start = time.monotonic()
@@ -140,7 +150,7 @@ def cmd_run(o, quick=False):
     tb = None
     try:
         for sname in scen_names:
-            scen = SCENARIOS[sname](o) if sname != "transitions" else None
+            scen = SCENARIOS[sname](o) if sname not in families else None
             tb = Testbed(snapshot=want_snapshot)
             tb.prepped = set()
             atexit.register(tb.close)
@@ -149,7 +159,7 @@ def cmd_run(o, quick=False):
                     with open(os.path.join(outdir, "results.json"), "w") as f:
                         json.dump({"meta": meta, "runs": _base + res_all}, f, indent=1)
                 if scen is None:
-                    results += transitions.run_family(tb, o, tl, outdir, save)
+                    results += families[sname].run_family(tb, o, tl, outdir, save)
                 else:
                     results += runner.run_scenario(tb, o, scen, tl, outdir, save)
             finally:

@@ -296,7 +296,11 @@ def write_reports(outdir, results, meta):
     if transitions:
         from . import trreport
         files += trreport.write(outdir, transitions, meta)
-    results = [r for r in results if r["scenario"] != "transitions"]
+    firstsec = [r for r in results if r["scenario"] == "first-seconds"]
+    if firstsec:
+        from . import firstsec as fsmod
+        files += fsmod.write(outdir, firstsec, meta)
+    results = [r for r in results if r["scenario"] not in ("transitions", "first-seconds")]
     summ = summarize(results)
     scen = []
     for (sc, _, _) in summ:

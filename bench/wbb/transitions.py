@@ -324,6 +324,8 @@ class Ctx:
         self.throttles = []     # (t, role, bps) changed mid-run
         self.pool_bytes = tunings.current_limit()
         self.remembered_bdis = False
+        self.dbs = {}           # name -> dict(p, log, role, t_start, t_end): dbwriter.py commit loops
+        self.daemon_args = []   # extra command-line arguments for every daemon start
 
     def now(self):
         return time.monotonic() - self.sampler.t0
@@ -332,6 +334,12 @@ class Ctx:
         self.sampler.mark(label)
 
     def _poll(self):
+        for name, pr in self.dbs.items():
+            if pr["t_end"] is None and pr["p"].poll() is not None:
+                pr["t_end"] = self.now()
+                self.tb.reap(pr["p"])
+                if pr["p"].returncode != 0:
+                    raise RuntimeError("database writer %s failed (rc %d)" % (name, pr["p"].returncode))
         for name, pr in self.procs.items():
             if pr["t_end"] is None and pr["p"].poll() is not None:
                 pr["t_end"] = self.now()
@@ -387,6 +395,25 @@ class Ctx:
     def wait_all(self, timeout_s=600):
         for name in list(self.procs):
             self.wait(name, timeout_s)
+        end = self.now() + timeout_s
+        while any(pr["t_end"] is None for pr in self.dbs.values()):
+            if self.now() > end:
+                raise RuntimeError("a database writer still runs after %ds" % timeout_s)
+            self._poll()
+            time.sleep(0.05)
+
+    def start_db(self, name, role, rate, runtime_s, bs=8192):
+        """A database's commit loop on role's device (bench/wbb/dbwriter.py): bs bytes written
+        and fsync'ed rate times a second for runtime_s; each commit's latency is logged."""
+        dev = self.roles[role]
+        logp = os.path.join(self.iodir, "%s.%s.commits" % (self.tag, name))
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dbwriter.py")
+        p = self.tb.spawn(["python3", script, os.path.join(dev.mnt, name + ".db"), str(rate),
+                           str(runtime_s), str(bs), logp],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.dbs[name] = {"p": p, "log": logp, "role": role, "rate": rate, "t_start": self.now(),
+                          "t_end": None}
+        self.mark("%s starts" % name)
 
     # -- the device ---------------------------------------------------------
     def throttle(self, role, bps, label):
@@ -408,7 +435,7 @@ class Ctx:
             os.unlink(sock)
         logpath = os.path.join(self.iodir, "%s.wbtuned.%d.log" % (self.tag, len(self.daemons)))
         self.daemon = tunings.Daemon(self.tb, self.o.wbtuned_path, self.conf, logpath, clock=self.now,
-                                     rundir=rundir)
+                                     rundir=rundir, extra_args=self.daemon_args)
         self.daemons.append({"start": self.now(), "stop": None, "log": logpath, "result": None})
         if not self.daemon.wait_ready():
             warn("wbtuned not ready (socket %s missing or daemon exited)" % self.daemon.sock)
@@ -458,7 +485,7 @@ class Ctx:
 
     def close(self):
         """Every exit path: kill writers still running, stop the daemon."""
-        for name, pr in self.procs.items():
+        for name, pr in list(self.procs.items()) + list(self.dbs.items()):
             if pr["p"].poll() is None:
                 try:
                     os.killpg(pr["p"].pid, signal.SIGKILL)
@@ -508,11 +535,13 @@ def as_found(tb, devs):
     return bad
 
 
-def run_case(tb, o, case, tuning, rep, outdir, roles):
+def run_case(tb, o, case, tuning, rep, outdir, roles, scenario="transitions"):
+    """One case with one tuning. A case with an `extra(c, sampler, roles, res)` method adds its
+    own figures (the first-seconds family's bounds and database commits)."""
     devs = [roles["A"], roles["B"]]
-    tag = "transitions__%s__%s__r%d" % (case.name, tuning, rep)
+    tag = "%s__%s__%s__r%d" % (scenario, case.name, tuning, rep)
     log("run %s: %s" % (tag, case.desc))
-    res = {"scenario": "transitions", "case": case.name, "family": case.family, "set": case.set,
+    res = {"scenario": scenario, "case": case.name, "family": case.family, "set": case.set,
            "desc": case.desc, "tuning": tuning, "repeat": rep, "solo": case.solo,
            "innocent": case.innocent, "slowed": case.slowed, "base": case.base,
            "bps": dict(case.bps), "start": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -542,6 +571,8 @@ def run_case(tb, o, case, tuning, rep, outdir, roles):
     while sampler.t0 is None:
         time.sleep(0.01)
     c = Ctx(tb, o, case, tuning, tag, iodir, roles, sampler, conf)
+    if hasattr(case, "prepare"):
+        case.prepare(c)
     res["pool_bytes_at_start"] = c.pool_bytes
     try:
         case.script(c)
@@ -576,6 +607,8 @@ def run_case(tb, o, case, tuning, rep, outdir, roles):
     if res["not_as_found"]:
         warn("after %s the kernel is not as found: %s" % (tag, res["not_as_found"]))
     res.update(measure(c, sampler, case, roles, t_writers_end))
+    if hasattr(case, "extra"):
+        res.update(case.extra(c, sampler, roles, res))
     res["late_steps"] = c.late
     if c.late:
         warn("%s: timeline steps ran late (planned s, actual s): %s" % (tag, c.late))

@@ -349,10 +349,10 @@ def _esc(s):
     return s.replace("'", "''")
 
 
-def plot_case(outdir, summ, case):
+def plot_case(outdir, summ, case, prefix="transitions"):
     tl = _tunings(summ, case)
     runs = [(_median_run(summ[(case, t)]), t) for t in tl]
-    png = os.path.join(outdir, "plots", "transitions__%s.png" % case)
+    png = os.path.join(outdir, "plots", "%s__%s.png" % (prefix, case))
     xmax = 1
     ymax_mb = 1
     ymax_tp = 1
