@@ -1,6 +1,7 @@
 /* Control socket: accepts clients, reads JSON request lines, dispatches verbs, queues or streams replies. */
 #include <assert.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -68,21 +69,102 @@ static const char *errno_name(int error, char *buf, size_t size) {
         return buf;
 }
 
-int control_parse_json(const char *s, size_t len, json_object **ret) {
-        if (memchr(s, '\0', len))
-                return -EINVAL;
+static size_t put_u_escape(char *out, unsigned unit) {
+        static const char hex[] = "0123456789abcdef";
 
-        /* The tokener wants the terminating NUL counted so a bare number at the end parses. */
-        _cleanup_free_ char *copy = strndup(s, len);
-        if (!copy)
+        if (out) {
+                memcpy(out, "\\u", 2);
+                for (int k = 0; k < 4; k++)
+                        out[2 + k] = hex[unit >> (12 - 4 * k) & 0xf];
+        }
+        return 6;
+}
+
+/* One pass of control_json_ascii(): the length of the ASCII form, written to out unless NULL. */
+static ssize_t json_ascii_pass(const char *s, size_t len, char *out) {
+        bool in_string = false;
+        size_t o = 0;
+
+        for (size_t i = 0; i < len;) {
+                unsigned char c = (unsigned char) s[i];
+                uint32_t cp;
+                size_t n;
+
+                if (!in_string) {
+                        /* between tokens JSON is ASCII; of the controls only its blanks */
+                        if (c >= 0x80 || (c < 0x20 && c != '\t' && c != '\n' && c != '\r'))
+                                return -EINVAL;
+                        in_string = c == '"';
+                } else if (c < 0x20)
+                        return -EINVAL;          /* a raw control in a string: JSON wants it escaped */
+                else if (c == '"')
+                        in_string = false;
+                else if (c == '\\') {
+                        /* the escaped character goes as it is (json-c checks it), if it is ASCII */
+                        if (out)
+                                out[o] = (char) c;
+                        o++;
+                        i++;
+                        if (i == len)
+                                break;
+                        c = (unsigned char) s[i];
+                        if (c < 0x20 || c >= 0x80)
+                                return -EINVAL;
+                } else if (c >= 0x80) {
+                        n = utf8_char(s + i, len - i, &cp);
+                        if (n == 0)
+                                return -EINVAL;  /* not UTF-8: overlong, a surrogate, past U+10FFFF, cut */
+                        if (cp > 0xffff) {
+                                cp -= 0x10000;
+                                o += put_u_escape(out ? out + o : NULL, 0xd800 + (cp >> 10));
+                                o += put_u_escape(out ? out + o : NULL, 0xdc00 + (cp & 0x3ff));
+                        } else
+                                o += put_u_escape(out ? out + o : NULL, cp);
+                        i += n;
+                        continue;
+                }
+                if (out)
+                        out[o] = (char) c;
+                o++;
+                i++;
+        }
+        return (ssize_t) o;
+}
+
+int control_json_ascii(const char *s, size_t len, char **ret, size_t *ret_len) {
+        ssize_t n = json_ascii_pass(s, len, NULL);
+        char *out;
+
+        if (n < 0)
+                return (int) n;
+        out = malloc((size_t) n + 1);
+        if (!out)
                 return -ENOMEM;
+        (void) json_ascii_pass(s, len, out);
+        out[n] = '\0';
+        *ret = out;
+        *ret_len = (size_t) n;
+        return 0;
+}
+
+int control_parse_json(const char *s, size_t len, json_object **ret) {
+        /* json-c sees ASCII only: its strict mode differs in what it lets through in a string from one
+         * release to the next (0.18 refuses every byte above 0x7f, issue 25); these checks are ours */
+        _cleanup_free_ char *copy = NULL;
+        size_t copy_len = 0;
+        int r = control_json_ascii(s, len, &copy, &copy_len);
+        if (r < 0)
+                return r;
+        if (copy_len >= INT_MAX)
+                return -EINVAL;
 
         struct json_tokener *tok = json_tokener_new();
         if (!tok)
                 return -ENOMEM;
         json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 
-        json_object *o = json_tokener_parse_ex(tok, copy, (int) len + 1);
+        /* The tokener wants the terminating NUL counted so a bare number at the end parses. */
+        json_object *o = json_tokener_parse_ex(tok, copy, (int) copy_len + 1);
         bool ok = json_tokener_get_error(tok) == json_tokener_success;
         size_t end = json_tokener_get_parse_end(tok);
         json_tokener_free(tok);
@@ -91,7 +173,7 @@ int control_parse_json(const char *s, size_t len, json_object **ret) {
                 return -EINVAL;
         }
         /* Allow trailing blanks, nothing else (end may count the NUL itself). */
-        for (; end < len; end++)
+        for (; end < copy_len; end++)
                 if (!strchr(" \t\r", copy[end])) {
                         json_object_put(o);
                         return -EINVAL;

@@ -1,7 +1,7 @@
 /* libFuzzer: one request line through control.c's path (UTF-8, JSON, \u0000, verb, privileges) into
  * the daemon's own verb handlers (their arguments: device, format), on a small fixed state. Whatever
- * the line, the reply is one object with the version and "ok", valid UTF-8, and a refused request
- * never runs a verb. Build and run: tests/fuzz/run.sh. */
+ * the line, the reply is one object with the version and "ok", valid UTF-8 that the client's parser
+ * reads back, and a refused request never runs a verb. Build and run: tests/fuzz/run.sh. */
 #include <stdint.h>
 #include <string.h>
 
@@ -20,7 +20,7 @@ static manager *m;
 static const control_verb *verbs;
 static size_t n_verbs;
 
-static char *mounts_a[] = { "/mnt/a b", "/srv", NULL };
+static char *mounts_a[] = { "/mnt/a b", "/srv", "/mnt/\xc3\xa9t\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", NULL };  /* UTF-8 too */
 static char *mounts_none[] = { NULL };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
@@ -38,7 +38,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         if (manager_new(&o, &c, &m) < 0)
                 abort();
         devs[0] = (bdi_device) { .bdi = "7:0", .major = 7, .has_devnum = true, .name = "loop0", .fstype = "ext4",
-                                 .mounts = mounts_a, .n_mounts = 2,
+                                 .mounts = mounts_a, .n_mounts = 3,
                                  .dirty_bytes = 4096, .backlog_bytes = 4096 };
         devs[1] = (bdi_device) { .bdi = "8:0", .major = 8, .has_devnum = true, .name = "sda", .mounts = mounts_none };
         /* a 6.2+ kernel's knob files for loop0, an older kernel's two for sda */
@@ -119,6 +119,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         text = json_object_to_json_string_length(reply, JSON_C_TO_STRING_PLAIN, &len);
         /* the server replaces bytes that are not UTF-8; from a refused line none get this far */
         check(text && utf8_valid(text, len), "the reply is UTF-8", data, size);
+        /* and wbtunectl's parser reads it back, whatever the names hold and json-c's strict mode
+         * (linked with tests/jsonc-strict-018.c: 0.18's, which refused UTF-8 in strings, issue 25) */
+        json_object *back = NULL;
+        check(control_parse_json(text, len, &back) == 0 && json_object_is_type(back, json_type_object),
+              "the client's parser reads the reply back", data, size);
+        json_object_put(back);
         json_object_put(reply);
         return 0;
 }

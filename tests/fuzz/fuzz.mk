@@ -1,6 +1,7 @@
 # Builds the libFuzzer harnesses with clang: every tests/fuzz/fuzz-*.c is one harness, linked against
-# every src/*.c but the two mains, all built with ASan+UBSan and fuzzer coverage. Invoked by the
-# fuzz targets of Makefile.am (GNU make), which pass srcdir, O and the flags configure found.
+# every src/*.c but the two mains and tests/jsonc-strict-018.c (json-c 0.18's strict mode), all built
+# with ASan+UBSan and fuzzer coverage. Invoked by the fuzz targets of Makefile.am (GNU make), which
+# pass srcdir, O and the flags configure found.
 CLANG ?= clang
 O ?= fuzz-build
 FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -20,8 +21,11 @@ $(O)/libfuzz.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(O)/fuzz-%: $(srcdir)/tests/fuzz/fuzz-%.c $(O)/libfuzz.a
-	$(CLANG) $(ALL_CFLAGS) -I$(srcdir)/tests/fuzz -fsanitize=fuzzer -MMD -MP $< $(O)/libfuzz.a $(FUZZ_DEPS_LIBS) -o $@
+# every harness gets json-c 0.18's strict mode whatever json-c this is (tests/jsonc-strict-018.c)
+JSONC_STRICT_018 = $(srcdir)/tests/jsonc-strict-018.c -Wl,--wrap=json_tokener_parse_ex
+
+$(O)/fuzz-%: $(srcdir)/tests/fuzz/fuzz-%.c $(O)/libfuzz.a $(srcdir)/tests/jsonc-strict-018.c
+	$(CLANG) $(ALL_CFLAGS) -I$(srcdir)/tests/fuzz -fsanitize=fuzzer -MMD -MP $< $(JSONC_STRICT_018) $(O)/libfuzz.a $(FUZZ_DEPS_LIBS) -o $@
 
 .PHONY: all
 -include $(LIB_OBJ:.o=.d) $(HARNESSES:=.d)
