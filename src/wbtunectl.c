@@ -810,14 +810,8 @@ static int list(const char *what) {
 static bool colors_enabled(void) {
         const char *forced = getenv("SYSTEMD_COLORS"), *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
 
-        if (forced && *forced) {
-                if (strcmp(forced, "0") == 0 || strcasecmp(forced, "false") == 0 || strcasecmp(forced, "no") == 0 ||
-                    strcasecmp(forced, "off") == 0)
-                        return false;
-                if (strcmp(forced, "1") == 0 || strcasecmp(forced, "true") == 0 || strcasecmp(forced, "yes") == 0 ||
-                    strcasecmp(forced, "on") == 0)
-                        return true;
-        }
+        if (parse_boolean(forced) >= 0)
+                return parse_boolean(forced);
         if (no_color && *no_color)
                 return false;
         if (term && strcmp(term, "dumb") == 0)
