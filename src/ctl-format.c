@@ -1194,6 +1194,22 @@ static size_t csv_split(char *line, char **fields, size_t max) {
         return n;
 }
 
+int ctl_plot_output(const char *name, char **ret, const char **ret_why) {
+        if (!name || !*name) {
+                *ret_why = "an empty file name";
+                return -EINVAL;
+        }
+        if (name[0] == '|') {
+                *ret_why = "a name that starts with \"|\" is a command to gnuplot, not a file";
+                return -EINVAL;
+        }
+        if (name[0] == '/')
+                *ret = xstrdup(name);
+        else if (asprintf(ret, "./%s", name) < 0)
+                abort();
+        return 0;
+}
+
 int ctl_plot_data(const char *csv, bool device, FILE *out, uint64_t *ret_rows, char *error, size_t size) {
         /* the gnuplot columns after the time, in order */
         static const protocol_csv_column device_columns[] = {

@@ -351,8 +351,9 @@ static bool in_path(const char *prog) {
         return false;
 }
 
-/* gnuplot's script for plot: constant. The output file, the data file and the title come in as ARG1,
- * ARG2 and ARG3 (gnuplot -c), string variables gnuplot never reads as code. */
+/* gnuplot's script for plot: constant. The output file (ctl_plot_output(): never "|command"), the data file
+ * and the title come in as ARG1, ARG2 and ARG3 (gnuplot -c), string variables gnuplot never reads as code,
+ * so quotes and newlines in them are data. */
 static const char plot_script[] =
         "set terminal pngcairo size 1100,600 noenhanced\n"
         "set output ARG1\n"
@@ -378,7 +379,8 @@ static int verb_plot(char **args) {
         _cleanup_(json_object_putp) json_object *result = NULL;
         char data_path[] = "/tmp/wbtunectl-plot-XXXXXX", script_path[] = "/tmp/wbtunectl-plot-XXXXXX";
         _cleanup_fclose_ FILE *data = NULL, *script = NULL;
-        _cleanup_free_ char *title = NULL;
+        _cleanup_free_ char *title = NULL, *output = NULL;
+        const char *bad_output = NULL;
         char error[256] = "";
         uint64_t rows = 0;
         int r, fd, status;
@@ -386,6 +388,10 @@ static int verb_plot(char **args) {
 
         if (!arg_output)
                 return usage_error("plot needs -o FILE.png");
+        if (ctl_plot_output(arg_output, &output, &bad_output) < 0) {
+                _cleanup_free_ char *name = escape_text_alloc(arg_output);
+                return usage_error("plot -o \"%s\": %s", name, bad_output);
+        }
         if (!in_path("gnuplot")) {
                 fprintf(stderr, "wbtunectl: gnuplot is not installed (apt-get install gnuplot-nox)\n");
                 return EXIT_DAEMON_ERROR;
@@ -423,7 +429,7 @@ static int verb_plot(char **args) {
         fflush(stdout);
         pid = fork();
         if (pid == 0) {
-                execlp("gnuplot", "gnuplot", "-c", script_path, arg_output, data_path, title,
+                execlp("gnuplot", "gnuplot", "-c", script_path, output, data_path, title,
                        args[0] ? "device" : "global", (char *) NULL);
                 _exit(127);
         }

@@ -332,10 +332,24 @@ if command -v gnuplot >/dev/null; then
                 [[ -e $tmp/$f ]] && fail "plot ran gnuplot code from the daemon's reply or the -o path ($f)"
         done
         [[ -s $tmp/$out_png ]] || fail "plot did not write the PNG under its exact (odd) name"
-        ok "plot: the BDI name and the -o path stay data"
+        # quotes, a newline and a " |" after a space: a file of that name, in the current directory
+        for out_png in $'q\'u"o\nte.png' ' |touch pwned-space #.png'; do
+                expect_exit 0 "plot -o with quotes, a newline or ' |'" \
+                        bash -c 'cd "$1" && exec "$2" --socket "$1/fake.sock" plot x -o "$3"' - "$tmp" "$WBTUNECTL" "$out_png"
+                [[ -s $tmp/$out_png ]] || fail "plot did not write the PNG under its exact name ($out_png)"
+        done
+        [[ -e $tmp/pwned-space ]] && fail "plot -o ' |touch ...': gnuplot ran the name as a command"
+        ok "plot: the BDI name and the -o path stay data (gnuplot $(gnuplot --version | awk '{print $2}'))"
 else
         log "gnuplot is not installed: the plot injection check is skipped"
 fi
+# -o '|cmd' is a pipe to gnuplot's "set output": refused before anything runs (with gnuplot installed or not)
+expect_exit 2 "plot -o '|touch ...'" "$WBTUNECTL" --socket "$tmp/fake.sock" plot x -o "|touch $tmp/pwned-pipe #.png"
+grep -q 'starts with "|"' "$tmp/err" || { cat "$tmp/err"; fail "plot -o '|...': the message does not say why"; }
+one_line "$tmp/err" "plot -o '|...'"
+[[ -e $tmp/pwned-pipe ]] && fail "plot -o '|touch ...' ran the command"
+expect_exit 2 "plot -o ''" "$WBTUNECTL" --socket "$tmp/fake.sock" plot x -o ""
+ok "plot: -o '|command' and an empty -o are refused (exit 2)"
 
 # --- non-root ---------------------------------------------------------------------------
 if [[ $(id -u) -ne 0 ]]; then

@@ -565,6 +565,35 @@ static void test_show_explain(void) {
         free(doc);
 }
 
+/* plot's -o: gnuplot's "set output '|cmd'" runs cmd, so no name may lead with "|" */
+static void test_plot_output(void) {
+        static const struct {
+                const char *name, *path;
+        } cases[] = {
+                { "x.png", "./x.png" },
+                { "/tmp/x.png", "/tmp/x.png" },
+                { "sub/x.png", "./sub/x.png" },
+                { " |touch x #.png", "./ |touch x #.png" },
+                { "~/x.png", "./~/x.png" },
+                { "a'b\"c\nd.png", "./a'b\"c\nd.png" },
+                { "|touch /tmp/x #.png", NULL },
+                { "|", NULL },
+                { "", NULL },
+                { NULL, NULL },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *path = NULL;
+                const char *why = NULL;
+                int r = ctl_plot_output(cases[i].name, &path, &why);
+
+                if (cases[i].path) {
+                        CHECK(r == 0);
+                        CHECK_STREQ(path, cases[i].path);
+                } else
+                        CHECK(r == -EINVAL && why && *why && !path);
+        }
+}
+
 /* plot finds its columns by name: another order, or columns it does not know, change nothing. */
 static void test_plot_data(void) {
         static const char *const mib = "1048576";
@@ -697,6 +726,7 @@ int main(void) {
         test_escaping();
         test_show_explain();
         test_plot_data();
+        test_plot_output();
         test_top();
         test_status_attribution();
         test_tuning();
