@@ -901,7 +901,8 @@ int ctl_format_explain(json_object *result, FILE *f) {
 
         if (!json_object_is_type(proto_get(result, PF_EXPLAIN_TEXT), json_type_string))
                 return -EBADMSG;
-        r = escape_lines_fputs(proto_str(result, PF_EXPLAIN_TEXT), f);
+        /* the daemon's own lines, the names in them escaped where it made them: backslashes not doubled */
+        r = escape_made_lines_fputs(proto_str(result, PF_EXPLAIN_TEXT), f);
         if (r < 0)
                 return r;
         if (device_tuning) {

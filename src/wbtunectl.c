@@ -146,20 +146,22 @@ static int output(const char *text, size_t size) {
         return 0;
 }
 
-/* An object in the --json mode: indented (pretty) or on one line (short). */
-static const char *json_text(json_object *o) {
+/* An object in the --json mode: indented (pretty) or on one line (short), with DEL, C1 controls and format
+ * characters in its strings as \u escapes (escape_json_alloc()): no terminal acts on them. Malloc'd. */
+static char *json_text(json_object *o) {
         if (arg_json == JSON_SHORT)
-                return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+                return escape_json_alloc(
+                        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
         if (json_object_is_type(o, json_type_object) && json_object_object_length(o) == 0)
-                return "{}";
-        return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                 JSON_C_TO_STRING_NOSLASHESCAPE);
+                return xstrdup("{}");
+        return escape_json_alloc(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                       JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
 static int print_json(json_object *o) {
-        _cleanup_free_ char *text = NULL;
+        _cleanup_free_ char *json = json_text(o), *text = NULL;
 
-        if (asprintf(&text, "%s\n", json_text(o)) < 0) {
+        if (asprintf(&text, "%s\n", json) < 0) {
                 fprintf(stderr, "wbtunectl: out of memory\n");
                 return EXIT_DAEMON_ERROR;
         }
@@ -272,9 +274,10 @@ static int verb_top(char **args) {
 
                 if (r != 0)
                         return r;
-                if (arg_json != JSON_OFF)
-                        printf("%s\n", json_text(result));
-                else {
+                if (arg_json != JSON_OFF) {
+                        _cleanup_free_ char *json = json_text(result);
+                        printf("%s\n", json);
+                } else {
                         if (tty && !arg_once)
                                 fputs("\033[H\033[2J", stdout);   /* home, clear screen */
                         r = render(PROTOCOL_VERB_TOP, arg_once || !tty ? ctl_format_top_all : ctl_format_top_screen, result);
@@ -526,7 +529,8 @@ static void wait_print(const ctl_wait_state *w, json_object *device, bool tty, b
         if (arg_json != JSON_OFF) {
                 _cleanup_(json_object_putp) json_object *o =
                         ctl_wait_json(w, proto_str(device, PF_DEVICE_NAME), proto_str(device, PF_DEVICE_BDI));
-                printf("%s\n", json_text(o));
+                _cleanup_free_ char *json = json_text(o);
+                printf("%s\n", json);
         } else {
                 ctl_format_wait_line(w, proto_str(device, PF_DEVICE_NAME), tty && !last, line, sizeof line);
                 if (tty)

@@ -175,6 +175,16 @@ for verb in devices "show x" "explain x"; do
         grep -q 'evil\\x1b\[2J\\x0aforged line\\u009b31m\\u202e' "$tmp/out" || { cat "$tmp/out"; fail "$verb does not show the name escaped"; }
 done
 ok "names with control characters, newlines and bidi overrides are shown escaped"
+# --json: the same names as \u escapes (json-c writes DEL, C1 and bidi raw); the strings read back unchanged
+for mode in --json --json=short; do
+        expect_exit 0 "devices $mode with hostile names" "$WBTUNECTL" --socket "$tmp/fake.sock" devices $mode
+        grep -q $'\xc2\x9b\|\xe2\x80\xae\|\x7f' "$tmp/out" && { cat -A "$tmp/out"; fail "devices $mode put a raw C1, DEL or bidi control out"; }
+        grep -q 'forged line\\u009b31m\\u202e' "$tmp/out" || { cat "$tmp/out"; fail "devices $mode does not \\u-escape C1 and bidi"; }
+        "$PYTHON3" -c 'import json, sys
+d = json.load(open(sys.argv[1]))["devices"][0]
+sys.exit(d["name"] != "evil\x1b[2J\nforged line\u009b31m\u202e")' "$tmp/out" || fail "devices $mode: the name does not read back"
+done
+ok "--json: C1 controls and bidi overrides in strings as \\u escapes, the strings unchanged"
 
 # --- no verb is status; --json modes; --no-legend ------------------------------------------------
 canned status '{"version":2,"ok":false,"error":"canned status","errno":"EIO"}'

@@ -521,6 +521,23 @@ static void test_escaping(void) {
         CHECK(!strchr(text, '\x1b') && !strchr(text, '\x07'));
         free(text);
         json_object_put(o);
+
+        /* a name spelled "\x0a" and one with a newline print unlike; U+061C is escaped like U+202E */
+        o = json_tokener_parse("{\"devices\":[{\"bdi\":\"7:0\",\"name\":\"a\\\\x0a\",\"mounts\":[\"/m\\n\"],"
+                               "\"fstype\":\"\\u061cext4\",\"traits\":[],\"knobs\":{}}]}");
+        text = render(ctl_format_devices, o, &r);
+        CHECK(r == 0 && text && strstr(text, "7:0  a\\\\x0a  /m\\x0a  \\u061cext4  ") != NULL);
+        CHECK(text && !strstr(text, "\xd8\x9c"));
+        free(text);
+        json_object_put(o);
+
+        /* explain's text is the daemon's, names escaped there: shown as made, "\" not doubled */
+        o = json_tokener_parse("{\"bdi\":\"7:0\",\"text\":\"a\\\\\\\\x0a b\\\\x0a (7:0):\\n  raw \\u001b\\u061c\\n\","
+                               "\"device\":{\"bdi\":\"7:0\",\"name\":\"a\\\\x0a\"},\"tuning\":{\"knobs\":[]}}");
+        text = render(ctl_format_explain, o, &r);
+        CHECK(r == 0 && text && strstr(text, "a\\\\x0a b\\x0a (7:0):\n  raw \\x1b\\u061c\n") == text);
+        free(text);
+        json_object_put(o);
 }
 
 static void test_show_explain(void) {
