@@ -180,6 +180,10 @@ char *escape_text_alloc(const char *s) {
         return escape_alloc(s, false);
 }
 
+char *escape_text_keep_backslash_alloc(const char *s) {
+        return escape_alloc(s, true);
+}
+
 static int lines_fputs(const char *s, bool keep_backslash, FILE *f) {
         const char *p = s ? s : "";
 

@@ -24,6 +24,9 @@ char *utf8_sanitize(const char *s, size_t len, size_t *ret_len);
 const char *escape_text(const char *s, char *buf, size_t size);
 /* The same, malloc'd (never NULL: aborts on out of memory, like xstrdup). */
 char *escape_text_alloc(const char *s);
+/* The same with "\\" left as it is, for a list another program reads back as names (wbtunectl --list=devices
+ * for shell completion), where a backslash is a path's own character and "\\\\" would name another path. */
+char *escape_text_keep_backslash_alloc(const char *s);
 /* Text of several lines: each line escaped as escape_text() does, the "\n" between lines kept. */
 int escape_lines_fputs(const char *s, FILE *f);
 /* Lines whose maker escaped the untrusted parts with escape_text() already (the daemon's explain text):

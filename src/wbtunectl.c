@@ -773,7 +773,8 @@ static int usage_error(const char *format, ...) {
         return EXIT_USAGE;
 }
 
-/* --list=devices: every name a device can be given by, escaped, one a line, each once. */
+/* --list=devices: every name a device can be given by, escaped (its backslashes kept: the shell completes
+ * these as paths), one a line, each once. */
 static int list_devices(void) {
         _cleanup_(json_object_putp) json_object *result = NULL;
         json_object *devices;
@@ -790,11 +791,12 @@ static int list_devices(void) {
 
                 for (size_t k = 0; k < ELEMENTSOF(names); k++)
                         if (*names[k] && (k == 0 || strcmp(names[k], names[0]) != 0)) {
-                                _cleanup_free_ char *e = escape_text_alloc(names[k]);
+                                _cleanup_free_ char *e = escape_text_keep_backslash_alloc(names[k]);
                                 printf("%s\n", e);
                         }
                 for (size_t k = 0; k < json_object_array_length(mounts); k++) {
-                        _cleanup_free_ char *e = escape_text_alloc(proto_value_str(json_object_array_get_idx(mounts, k)));
+                        _cleanup_free_ char *e =
+                                escape_text_keep_backslash_alloc(proto_value_str(json_object_array_get_idx(mounts, k)));
                         printf("%s\n", e);
                 }
         }

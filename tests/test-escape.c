@@ -88,6 +88,8 @@ static void test_escape(void) {
         CHECK_STREQ(escape_text("ab\x1b", buf, 7), "ab\\x1b");
         CHECK_STREQ(escape_text("\xc3\xa9\xc3\xa9", buf, 4), "\xc3\xa9");
 
+        _cleanup_free_ char *kept = escape_text_keep_backslash_alloc("/srv/a\\b\n\xd8\x9c");
+        CHECK_STREQ(kept, "/srv/a\\b\\x0a\\u061c");
         _cleanup_free_ char *a = escape_text_alloc("\xe2\x80\xae\xe2\x80\xae\x01");
         CHECK_STREQ(a, "\\u202e\\u202e\\x01");
 
