@@ -901,7 +901,8 @@ int ctl_format_explain(json_object *result, FILE *f) {
 
         if (!json_object_is_type(proto_get(result, PF_EXPLAIN_TEXT), json_type_string))
                 return -EBADMSG;
-        r = escape_lines_fputs(proto_str(result, PF_EXPLAIN_TEXT), f);
+        /* the daemon's own lines, the names in them escaped where it made them: backslashes not doubled */
+        r = escape_made_lines_fputs(proto_str(result, PF_EXPLAIN_TEXT), f);
         if (r < 0)
                 return r;
         if (device_tuning) {
@@ -1192,6 +1193,22 @@ static size_t csv_split(char *line, char **fields, size_t max) {
                 *p++ = '\0';
         }
         return n;
+}
+
+int ctl_plot_output(const char *name, char **ret, const char **ret_why) {
+        if (!name || !*name) {
+                *ret_why = "an empty file name";
+                return -EINVAL;
+        }
+        if (name[0] == '|') {
+                *ret_why = "a name that starts with \"|\" is a command to gnuplot, not a file";
+                return -EINVAL;
+        }
+        if (name[0] == '/')
+                *ret = xstrdup(name);
+        else if (asprintf(ret, "./%s", name) < 0)
+                abort();
+        return 0;
 }
 
 int ctl_plot_data(const char *csv, bool device, FILE *out, uint64_t *ret_rows, char *error, size_t size) {

@@ -90,3 +90,7 @@ json_object *ctl_wait_json(const ctl_wait_state *w, const char *name, const char
  * dirty, else the background threshold. Rows that do not parse are skipped. 0 with the rows written
  * in *ret_rows, -EBADMSG with error naming a missing column, -EIO on a write error. */
 int ctl_plot_data(const char *csv, bool device, FILE *out, uint64_t *ret_rows, char *error, size_t size);
+/* plot's -o NAME as gnuplot's "set output" gets it: gnuplot runs a name that starts with "|" as a command,
+ * so that one is refused, and an empty one; a relative name becomes "./NAME", so nothing gnuplot reads
+ * specially can lead it. 0 with a malloc'd path in *ret, or -EINVAL with *ret_why saying what is wrong. */
+int ctl_plot_output(const char *name, char **ret, const char **ret_why);

@@ -15,13 +15,25 @@ bool utf8_valid(const char *s, size_t len);
  * replaced by U+FFFD, NUL-terminated, its length in *ret_len. NULL on out of memory. */
 char *utf8_sanitize(const char *s, size_t len, size_t *ret_len);
 
-/* s (NULL: "") for a terminal or a log line: C0 controls, DEL and bytes that are not UTF-8 as \xNN,
- * C1 controls, line separators and bidi overrides as \uNNNN, everything else as it is. Nothing in the
- * result can move the cursor, change colours or start a line, and escaping it again changes nothing
- * (the daemon's explain text, escaped where it is made, passes the client's escaping unchanged).
+/* s (NULL: "") for a terminal or a log line: "\" as "\\", C0 controls, DEL and bytes that are not UTF-8
+ * as \xNN, C1 controls, line separators and format characters (bidi marks, overrides and isolates,
+ * zero-width and other invisible characters: Unicode's Cf) as \uNNNN (\UNNNNNNNN past U+FFFF), everything
+ * else as it is. Nothing in the result can move the cursor, change colours, start a line or change how the
+ * text after it reads, and the result reads back one way: a literal "\x0a" shows as "\\x0a".
  * Returns buf, always NUL-terminated; a result longer than size is cut at a character boundary. */
 const char *escape_text(const char *s, char *buf, size_t size);
 /* The same, malloc'd (never NULL: aborts on out of memory, like xstrdup). */
 char *escape_text_alloc(const char *s);
+/* The same with "\\" left as it is, for a list another program reads back as names (wbtunectl --list=devices
+ * for shell completion), where a backslash is a path's own character and "\\\\" would name another path. */
+char *escape_text_keep_backslash_alloc(const char *s);
 /* Text of several lines: each line escaped as escape_text() does, the "\n" between lines kept. */
 int escape_lines_fputs(const char *s, FILE *f);
+/* Lines whose maker escaped the untrusted parts with escape_text() already (the daemon's explain text):
+ * the same, except that "\" stays as it is, so those escapes show once. */
+int escape_made_lines_fputs(const char *s, FILE *f);
+/* JSON text (json-c's, which writes C0 controls, '"' and '\' escaped) for a terminal: every DEL, C1
+ * control, line separator and format character in it as \uNNNN (a surrogate pair past U+FFFF), bytes
+ * that are not UTF-8 as \ufffd. Outside strings JSON is ASCII, so only strings change, and only in how
+ * they are spelled. Malloc'd; aborts on out of memory. */
+char *escape_json_alloc(const char *json);

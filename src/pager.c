@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "util.h"
 
 static pid_t pager_pid;
@@ -17,18 +19,45 @@ bool pager_active(void) {
         return pager_pid > 0;
 }
 
+pager_choice pager_decide(const pager_env *env) {
+        const char *pager = env->systemd_pager ? env->systemd_pager : env->pager;
+        pager_choice c = { .page = true };
+        int secure = env->pager_secure ? parse_boolean(env->pager_secure) : -ENXIO;
+        bool trusted = secure >= 0;
+
+        /* as systemd: an empty variable or "cat" means no pager, which is safe in any mode */
+        if (pager && (!*pager || strcmp(pager, "cat") == 0))
+                return (pager_choice) { .page = false };
+        if (secure == -ENXIO)
+                secure = (env->sudo_uid && *env->sudo_uid) || (env->pkexec_uid && *env->pkexec_uid) ||
+                         env->euid != env->uid || env->at_secure;
+        else if (secure < 0) {
+                c.bad_pager_secure = true;
+                secure = true;
+        }
+        c.secure = secure;
+        /* a pager we do not know to have a secure mode runs only when the user said which mode they want */
+        if (pager && (trusted || !c.secure))
+                c.command = pager;
+        return c;
+}
+
 /* The child: run the pager on the pipe; if none can be run, copy the text through so nothing is lost. */
-static _Noreturn void pager_child(const char *pager) {
-        const char *less = getenv("SYSTEMD_LESS");
+static _Noreturn void pager_child(const pager_choice *c) {
+        const char *less = secure_getenv("SYSTEMD_LESS");
         char buf[4096];
         ssize_t n;
 
         (void) setenv("LESS", less ? less : "FRSXMK", 1);
-        if (pager)
-                execl("/bin/sh", "sh", "-c", pager, (char *) NULL);
+        if (c->secure && setenv("LESSSECURE", "1", 1) < 0)
+                _exit(EXIT_FAILURE);
+        if (c->command)
+                execl("/bin/sh", "sh", "-c", c->command, (char *) NULL);
         else {
                 execlp("less", "less", (char *) NULL);
-                execlp("more", "more", (char *) NULL);
+                /* more has no secure mode: its ! runs a shell */
+                if (!c->secure)
+                        execlp("more", "more", (char *) NULL);
         }
         while ((n = read(STDIN_FILENO, buf, sizeof buf)) > 0)
                 if (write(STDOUT_FILENO, buf, (size_t) n) != n)
@@ -37,18 +66,32 @@ static _Noreturn void pager_child(const char *pager) {
 }
 
 int pager_open(void) {
-        const char *pager = getenv("SYSTEMD_PAGER");
         struct sigaction ignore = { .sa_handler = SIG_IGN };
+        pager_choice c;
+        pager_env env;
         int fds[2];
         pid_t pid;
 
         if (pager_pid > 0 || !isatty(STDOUT_FILENO))
                 return 0;
-        if (!pager)
-                pager = getenv("PAGER");
-        /* as systemd: an empty variable or "cat" means no pager */
-        if (pager && (!*pager || strcmp(pager, "cat") == 0))
+        env = (pager_env) {
+                .systemd_pager = secure_getenv("SYSTEMD_PAGER"),
+                .pager = secure_getenv("PAGER"),
+                .pager_secure = secure_getenv("SYSTEMD_PAGERSECURE"),
+                .sudo_uid = secure_getenv("SUDO_UID"),
+                .pkexec_uid = secure_getenv("PKEXEC_UID"),
+                .uid = getuid(),
+                .euid = geteuid(),
+                .at_secure = getauxval(AT_SECURE) != 0,
+        };
+        c = pager_decide(&env);
+        if (!c.page)
                 return 0;
+        if (c.bad_pager_secure) {
+                _cleanup_free_ char *value = escape_text_alloc(env.pager_secure);
+                fprintf(stderr, "wbtunectl: SYSTEMD_PAGERSECURE=%s is not a boolean: the pager runs in secure mode\n",
+                        value);
+        }
         if (fflush(stdout) != 0)
                 return -errno;
         if (pipe2(fds, O_CLOEXEC) < 0)
@@ -65,7 +108,7 @@ int pager_open(void) {
                         _exit(EXIT_FAILURE);
                 close(fds[0]);
                 close(fds[1]);
-                pager_child(pager);
+                pager_child(&c);
         }
         if (dup2(fds[1], STDOUT_FILENO) < 0) {
                 int r = -errno;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 char *path_join_root(const char *root, const char *path) {
@@ -150,6 +151,18 @@ static int parse_number_suffix(const char *s, uint64_t *number, const char **suf
         *number = v;
         *suffix = end;
         return 0;
+}
+
+int parse_boolean(const char *s) {
+        static const char *const yes[] = { "1", "yes", "y", "true", "t", "on" }, *const no[] = { "0", "no", "n", "false", "f", "off" };
+
+        for (size_t i = 0; s && i < ELEMENTSOF(yes); i++) {
+                if (strcasecmp(s, yes[i]) == 0)
+                        return 1;
+                if (strcasecmp(s, no[i]) == 0)
+                        return 0;
+        }
+        return -EINVAL;
 }
 
 int parse_u64(const char *s, uint64_t *ret) {

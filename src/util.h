@@ -64,6 +64,9 @@ int write_string_file(const char *path, const char *s);
 
 /* Strict decimal parse of the whole string (leading/trailing blanks allowed). 0, -EINVAL or -ERANGE. */
 int parse_u64(const char *s, uint64_t *ret);
+/* A boolean as systemd reads one from the environment: 1 for 1/yes/y/true/t/on, 0 for 0/no/n/false/f/off
+ * (any case), -EINVAL for anything else (NULL and "" too). */
+int parse_boolean(const char *s);
 
 /* Parse a byte size with optional K/M/G/T suffix (binary, 1K = 1024), e.g. "16M". */
 int parse_size(const char *s, uint64_t *ret);

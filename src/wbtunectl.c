@@ -146,20 +146,22 @@ static int output(const char *text, size_t size) {
         return 0;
 }
 
-/* An object in the --json mode: indented (pretty) or on one line (short). */
-static const char *json_text(json_object *o) {
+/* An object in the --json mode: indented (pretty) or on one line (short), with DEL, C1 controls and format
+ * characters in its strings as \u escapes (escape_json_alloc()): no terminal acts on them. Malloc'd. */
+static char *json_text(json_object *o) {
         if (arg_json == JSON_SHORT)
-                return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+                return escape_json_alloc(
+                        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
         if (json_object_is_type(o, json_type_object) && json_object_object_length(o) == 0)
-                return "{}";
-        return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                 JSON_C_TO_STRING_NOSLASHESCAPE);
+                return xstrdup("{}");
+        return escape_json_alloc(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                       JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
 static int print_json(json_object *o) {
-        _cleanup_free_ char *text = NULL;
+        _cleanup_free_ char *json = json_text(o), *text = NULL;
 
-        if (asprintf(&text, "%s\n", json_text(o)) < 0) {
+        if (asprintf(&text, "%s\n", json) < 0) {
                 fprintf(stderr, "wbtunectl: out of memory\n");
                 return EXIT_DAEMON_ERROR;
         }
@@ -272,9 +274,10 @@ static int verb_top(char **args) {
 
                 if (r != 0)
                         return r;
-                if (arg_json != JSON_OFF)
-                        printf("%s\n", json_text(result));
-                else {
+                if (arg_json != JSON_OFF) {
+                        _cleanup_free_ char *json = json_text(result);
+                        printf("%s\n", json);
+                } else {
                         if (tty && !arg_once)
                                 fputs("\033[H\033[2J", stdout);   /* home, clear screen */
                         r = render(PROTOCOL_VERB_TOP, arg_once || !tty ? ctl_format_top_all : ctl_format_top_screen, result);
@@ -351,8 +354,9 @@ static bool in_path(const char *prog) {
         return false;
 }
 
-/* gnuplot's script for plot: constant. The output file, the data file and the title come in as ARG1,
- * ARG2 and ARG3 (gnuplot -c), string variables gnuplot never reads as code. */
+/* gnuplot's script for plot: constant. The output file (ctl_plot_output(): never "|command"), the data file
+ * and the title come in as ARG1, ARG2 and ARG3 (gnuplot -c), string variables gnuplot never reads as code,
+ * so quotes and newlines in them are data. */
 static const char plot_script[] =
         "set terminal pngcairo size 1100,600 noenhanced\n"
         "set output ARG1\n"
@@ -378,7 +382,8 @@ static int verb_plot(char **args) {
         _cleanup_(json_object_putp) json_object *result = NULL;
         char data_path[] = "/tmp/wbtunectl-plot-XXXXXX", script_path[] = "/tmp/wbtunectl-plot-XXXXXX";
         _cleanup_fclose_ FILE *data = NULL, *script = NULL;
-        _cleanup_free_ char *title = NULL;
+        _cleanup_free_ char *title = NULL, *output = NULL;
+        const char *bad_output = NULL;
         char error[256] = "";
         uint64_t rows = 0;
         int r, fd, status;
@@ -386,6 +391,10 @@ static int verb_plot(char **args) {
 
         if (!arg_output)
                 return usage_error("plot needs -o FILE.png");
+        if (ctl_plot_output(arg_output, &output, &bad_output) < 0) {
+                _cleanup_free_ char *name = escape_text_alloc(arg_output);
+                return usage_error("plot -o \"%s\": %s", name, bad_output);
+        }
         if (!in_path("gnuplot")) {
                 fprintf(stderr, "wbtunectl: gnuplot is not installed (apt-get install gnuplot-nox)\n");
                 return EXIT_DAEMON_ERROR;
@@ -423,7 +432,7 @@ static int verb_plot(char **args) {
         fflush(stdout);
         pid = fork();
         if (pid == 0) {
-                execlp("gnuplot", "gnuplot", "-c", script_path, arg_output, data_path, title,
+                execlp("gnuplot", "gnuplot", "-c", script_path, output, data_path, title,
                        args[0] ? "device" : "global", (char *) NULL);
                 _exit(127);
         }
@@ -520,7 +529,8 @@ static void wait_print(const ctl_wait_state *w, json_object *device, bool tty, b
         if (arg_json != JSON_OFF) {
                 _cleanup_(json_object_putp) json_object *o =
                         ctl_wait_json(w, proto_str(device, PF_DEVICE_NAME), proto_str(device, PF_DEVICE_BDI));
-                printf("%s\n", json_text(o));
+                _cleanup_free_ char *json = json_text(o);
+                printf("%s\n", json);
         } else {
                 ctl_format_wait_line(w, proto_str(device, PF_DEVICE_NAME), tty && !last, line, sizeof line);
                 if (tty)
@@ -763,7 +773,8 @@ static int usage_error(const char *format, ...) {
         return EXIT_USAGE;
 }
 
-/* --list=devices: every name a device can be given by, escaped, one a line, each once. */
+/* --list=devices: every name a device can be given by, escaped (its backslashes kept: the shell completes
+ * these as paths), one a line, each once. */
 static int list_devices(void) {
         _cleanup_(json_object_putp) json_object *result = NULL;
         json_object *devices;
@@ -780,11 +791,12 @@ static int list_devices(void) {
 
                 for (size_t k = 0; k < ELEMENTSOF(names); k++)
                         if (*names[k] && (k == 0 || strcmp(names[k], names[0]) != 0)) {
-                                _cleanup_free_ char *e = escape_text_alloc(names[k]);
+                                _cleanup_free_ char *e = escape_text_keep_backslash_alloc(names[k]);
                                 printf("%s\n", e);
                         }
                 for (size_t k = 0; k < json_object_array_length(mounts); k++) {
-                        _cleanup_free_ char *e = escape_text_alloc(proto_value_str(json_object_array_get_idx(mounts, k)));
+                        _cleanup_free_ char *e =
+                                escape_text_keep_backslash_alloc(proto_value_str(json_object_array_get_idx(mounts, k)));
                         printf("%s\n", e);
                 }
         }
@@ -810,14 +822,8 @@ static int list(const char *what) {
 static bool colors_enabled(void) {
         const char *forced = getenv("SYSTEMD_COLORS"), *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
 
-        if (forced && *forced) {
-                if (strcmp(forced, "0") == 0 || strcasecmp(forced, "false") == 0 || strcasecmp(forced, "no") == 0 ||
-                    strcasecmp(forced, "off") == 0)
-                        return false;
-                if (strcmp(forced, "1") == 0 || strcasecmp(forced, "true") == 0 || strcasecmp(forced, "yes") == 0 ||
-                    strcasecmp(forced, "on") == 0)
-                        return true;
-        }
+        if (parse_boolean(forced) >= 0)
+                return parse_boolean(forced);
         if (no_color && *no_color)
                 return false;
         if (term && strcmp(term, "dumb") == 0)

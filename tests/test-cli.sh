@@ -175,6 +175,16 @@ for verb in devices "show x" "explain x"; do
         grep -q 'evil\\x1b\[2J\\x0aforged line\\u009b31m\\u202e' "$tmp/out" || { cat "$tmp/out"; fail "$verb does not show the name escaped"; }
 done
 ok "names with control characters, newlines and bidi overrides are shown escaped"
+# --json: the same names as \u escapes (json-c writes DEL, C1 and bidi raw); the strings read back unchanged
+for mode in --json --json=short; do
+        expect_exit 0 "devices $mode with hostile names" "$WBTUNECTL" --socket "$tmp/fake.sock" devices $mode
+        grep -q $'\xc2\x9b\|\xe2\x80\xae\|\x7f' "$tmp/out" && { cat -A "$tmp/out"; fail "devices $mode put a raw C1, DEL or bidi control out"; }
+        grep -q 'forged line\\u009b31m\\u202e' "$tmp/out" || { cat "$tmp/out"; fail "devices $mode does not \\u-escape C1 and bidi"; }
+        "$PYTHON3" -c 'import json, sys
+d = json.load(open(sys.argv[1]))["devices"][0]
+sys.exit(d["name"] != "evil\x1b[2J\nforged line\u009b31m\u202e")' "$tmp/out" || fail "devices $mode: the name does not read back"
+done
+ok "--json: C1 controls and bidi overrides in strings as \\u escapes, the strings unchanged"
 
 # --- no verb is status; --json modes; --no-legend ------------------------------------------------
 canned status '{"version":2,"ok":false,"error":"canned status","errno":"EIO"}'
@@ -216,6 +226,76 @@ if command -v script >/dev/null; then
         on_tty "$WBTUNECTL" --socket "$tmp/fake.sock" top --once
         grep -q 'PAGED:' "$tmp/tty" && fail "top was paged"
         ok "pager: \$SYSTEMD_PAGER, \$PAGER with LESS=FRSXMK on a terminal; not with --no-pager, into a pipe, or for top"
+
+        # Under sudo the pager runs as root: as systemd, secure mode, so the user's $PAGER/$SYSTEMD_PAGER does
+        # not run and less gets LESSSECURE=1 (no !cmd, |cmd, v). A fake less in front of PATH shows what it got.
+        mkdir -p "$tmp/fakebin"
+        printf '#!/bin/sh\necho "FAKELESS LESSSECURE=${LESSSECURE-unset}"\ncat >/dev/null\n' > "$tmp/fakebin/less"
+        chmod +x "$tmp/fakebin/less"
+        for var in PAGER SYSTEMD_PAGER; do
+                rm -f "$tmp/pager-ran"
+                on_tty env PATH="$tmp/fakebin:$PATH" SUDO_UID=1000 "$var=touch $tmp/pager-ran; cat" \
+                        "$WBTUNECTL" --socket "$tmp/fake.sock" devices
+                [[ -e $tmp/pager-ran ]] && { cat -A "$tmp/tty"; fail "under SUDO_UID, \$$var ran as the pager"; }
+                grep -q '^FAKELESS LESSSECURE=1' "$tmp/tty" || { cat -A "$tmp/tty"; fail "under SUDO_UID ($var set), less did not run with LESSSECURE=1"; }
+        done
+        on_tty env PATH="$tmp/fakebin:$PATH" PKEXEC_UID=1000 "$WBTUNECTL" --socket "$tmp/fake.sock" devices
+        grep -q '^FAKELESS LESSSECURE=1' "$tmp/tty" || { cat -A "$tmp/tty"; fail "under PKEXEC_UID, less did not get LESSSECURE=1"; }
+        # the user's explicit word is kept, as systemd: SYSTEMD_PAGERSECURE=0 runs their pager, not secure
+        on_tty env SUDO_UID=1000 SYSTEMD_PAGERSECURE=0 PAGER='printf "LESSSECURE=%s\n" "${LESSSECURE-unset}"; cat >/dev/null' \
+                "$WBTUNECTL" --socket "$tmp/fake.sock" devices
+        grep -q '^LESSSECURE=unset' "$tmp/tty" || { cat -A "$tmp/tty"; fail "SYSTEMD_PAGERSECURE=0 under sudo: \$PAGER did not run as asked"; }
+        ok "pager under SUDO_UID/PKEXEC_UID: \$PAGER and \$SYSTEMD_PAGER ignored, less with LESSSECURE=1; SYSTEMD_PAGERSECURE=0 obeyed"
+
+        # The real less, if installed: "!touch FILE" typed at its prompt under SUDO_UID must not run.
+        if [[ -x /usr/bin/less ]]; then
+                rm -f "$tmp/bang"
+                env -u PAGER -u SYSTEMD_PAGER SUDO_UID=1000 SYSTEMD_LESS= TERM=xterm PATH=/usr/bin:/bin \
+                        "$PYTHON3" - "$tmp/bang" "$WBTUNECTL" --socket "$tmp/fake.sock" devices > "$tmp/bang.log" 2>&1 <<'PYEOF' ||
+import fcntl, os, pty, select, signal, struct, sys, termios, time
+target, argv = sys.argv[1], sys.argv[2:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(argv[0], argv)
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+seen = b""
+def until(pats, timeout):
+    global seen
+    end = time.time() + timeout
+    while time.time() < end:
+        if any(p in seen for p in pats):
+            return True
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:
+                return False
+    return False
+ok = until([b"(END)", b"END"], 15)
+os.write(fd, b"!touch " + target.encode() + b"\r")
+until([b"not available", b"done"], 10)
+time.sleep(0.3)
+os.write(fd, b"\r")
+time.sleep(0.3)
+os.write(fd, b"q")
+for _ in range(50):
+    p, _ = os.waitpid(pid, os.WNOHANG)
+    if p:
+        break
+    time.sleep(0.1)
+else:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+sys.stdout.write(seen.decode("utf-8", "replace"))
+sys.exit(0 if ok else 1)
+PYEOF
+                        { cat -A "$tmp/bang.log"; fail "less under SUDO_UID never showed its prompt"; }
+                [[ -e $tmp/bang ]] && { cat -A "$tmp/bang.log"; fail "under SUDO_UID, !touch typed at less's prompt ran a command"; }
+                ok "the real less under SUDO_UID: !touch FILE typed at its prompt does not run"
+        else
+                log "less is not installed: the typed !cmd check is skipped"
+        fi
 
         # colour for warnings only: an overridden knob's state
         "$PYTHON3" - "$replies" <<'PYEOF'
@@ -262,10 +342,24 @@ if command -v gnuplot >/dev/null; then
                 [[ -e $tmp/$f ]] && fail "plot ran gnuplot code from the daemon's reply or the -o path ($f)"
         done
         [[ -s $tmp/$out_png ]] || fail "plot did not write the PNG under its exact (odd) name"
-        ok "plot: the BDI name and the -o path stay data"
+        # quotes, a newline and a " |" after a space: a file of that name, in the current directory
+        for out_png in $'q\'u"o\nte.png' ' |touch pwned-space #.png'; do
+                expect_exit 0 "plot -o with quotes, a newline or ' |'" \
+                        bash -c 'cd "$1" && exec "$2" --socket "$1/fake.sock" plot x -o "$3"' - "$tmp" "$WBTUNECTL" "$out_png"
+                [[ -s $tmp/$out_png ]] || fail "plot did not write the PNG under its exact name ($out_png)"
+        done
+        [[ -e $tmp/pwned-space ]] && fail "plot -o ' |touch ...': gnuplot ran the name as a command"
+        ok "plot: the BDI name and the -o path stay data (gnuplot $(gnuplot --version | awk '{print $2}'))"
 else
         log "gnuplot is not installed: the plot injection check is skipped"
 fi
+# -o '|cmd' is a pipe to gnuplot's "set output": refused before anything runs (with gnuplot installed or not)
+expect_exit 2 "plot -o '|touch ...'" "$WBTUNECTL" --socket "$tmp/fake.sock" plot x -o "|touch $tmp/pwned-pipe #.png"
+grep -q 'starts with "|"' "$tmp/err" || { cat "$tmp/err"; fail "plot -o '|...': the message does not say why"; }
+one_line "$tmp/err" "plot -o '|...'"
+[[ -e $tmp/pwned-pipe ]] && fail "plot -o '|touch ...' ran the command"
+expect_exit 2 "plot -o ''" "$WBTUNECTL" --socket "$tmp/fake.sock" plot x -o ""
+ok "plot: -o '|command' and an empty -o are refused (exit 2)"
 
 # --- non-root ---------------------------------------------------------------------------
 if [[ $(id -u) -ne 0 ]]; then

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Shell completion of wbtunectl against a daemon on a fake tree: verbs, options, option values, and the
-# daemon's device names and mount points (one with a space, one that is shell code) in bash; the same in
-# zsh where it is installed. 77 without bash-completion.
+# daemon's device names and mount points (one with a space, one with a backslash, one that is shell
+# code) in bash; the same in zsh where it is installed. 77 without bash-completion.
 set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 require_binaries
@@ -16,7 +16,8 @@ make_tmpdir tmp
 cp -r "$top_srcdir/tests/fake/linux-6.18" "$tmp/root"
 chmod -R u+w "$tmp/root"
 printf '%s\n' '50 27 254:0 / /srv/with\040space rw,relatime - ext4 /dev/vda rw' \
-        '51 27 254:0 / /mnt/$(touch${IFS}pwned) rw,relatime - ext4 /dev/vda rw' >> "$tmp/root/proc/self/mountinfo"
+        '51 27 254:0 / /mnt/$(touch${IFS}pwned) rw,relatime - ext4 /dev/vda rw' \
+        '52 27 254:0 / /srv/back\134slash rw,relatime - ext4 /dev/vda rw' >> "$tmp/root/proc/self/mountinfo"
 printf '[daemon]\ntick = 200ms\n[policy]\nmode = observe\n' > "$tmp/wbtuned.conf"
 "$WBTUNED" --root "$tmp/root" --socket "$tmp/ctl" -c "$tmp/wbtuned.conf" --dry-run --quiet \
         > "$tmp/daemon.out" 2> "$tmp/daemon.err" < /dev/null &
@@ -86,6 +87,8 @@ expect "--socket=PATH" "$(printf '%q' "$name")" -- wbtunectl --socket = "$tmp/ct
 expect "MAJ:MIN after its colon" "0" -- wbtunectl -s "$tmp/ctl" history 254 : ""
 expect "only the first argument is a device" "" -- wbtunectl -s "$tmp/ctl" show 254:0 ""
 expect "no device for a verb without one" "" -- wbtunectl -s "$tmp/ctl" status ""
+# a backslash in a name is listed as itself (escaping it would make the path another one)
+expect "a mount point with a backslash" '/srv/back\\slash' -- wbtunectl -s "$tmp/ctl" wait /srv/b
 expect "a mount point that is shell code stays text" '/mnt/\$\(touch\$\{IFS\}pwned\)' -- wbtunectl -s "$tmp/ctl" show /mnt/
 [[ -e $tmp/cwd/pwned ]] && fail "completing ran a mount point's name as code"
 ok "bash: nothing from the daemon was run"
@@ -123,6 +126,9 @@ ok "zsh: a verb"
 out=$(zsh_complete "wbtunectl --socket $tmp/ctl show /srv/wi")
 grep -q 'show /srv/with\\ space' <<< "$out" || { cat -A <<< "$out"; fail "zsh: no mount point from the daemon"; }
 ok "zsh: a mount point from the daemon, quoted"
+out=$(zsh_complete "wbtunectl --socket $tmp/ctl wait /srv/b")
+grep -qF 'wait /srv/back\\slash' <<< "$out" || { cat -A <<< "$out"; fail "zsh: the mount point with a backslash"; }
+ok "zsh: a mount point with a backslash, as itself"
 out=$(zsh_complete "wbtunectl --socket $tmp/ctl show /mnt/")
 grep -q 'show /mnt/\\$\\(touch\\$\\{IFS\\}pwned\\)' <<< "$out" || { cat -A <<< "$out"; fail "zsh: the mount point that is shell code"; }
 [[ -e $tmp/cwd/pwned ]] && fail "zsh completion ran a mount point's name as code"

@@ -521,6 +521,23 @@ static void test_escaping(void) {
         CHECK(!strchr(text, '\x1b') && !strchr(text, '\x07'));
         free(text);
         json_object_put(o);
+
+        /* a name spelled "\x0a" and one with a newline print unlike; U+061C is escaped like U+202E */
+        o = json_tokener_parse("{\"devices\":[{\"bdi\":\"7:0\",\"name\":\"a\\\\x0a\",\"mounts\":[\"/m\\n\"],"
+                               "\"fstype\":\"\\u061cext4\",\"traits\":[],\"knobs\":{}}]}");
+        text = render(ctl_format_devices, o, &r);
+        CHECK(r == 0 && text && strstr(text, "7:0  a\\\\x0a  /m\\x0a  \\u061cext4  ") != NULL);
+        CHECK(text && !strstr(text, "\xd8\x9c"));
+        free(text);
+        json_object_put(o);
+
+        /* explain's text is the daemon's, names escaped there: shown as made, "\" not doubled */
+        o = json_tokener_parse("{\"bdi\":\"7:0\",\"text\":\"a\\\\\\\\x0a b\\\\x0a (7:0):\\n  raw \\u001b\\u061c\\n\","
+                               "\"device\":{\"bdi\":\"7:0\",\"name\":\"a\\\\x0a\"},\"tuning\":{\"knobs\":[]}}");
+        text = render(ctl_format_explain, o, &r);
+        CHECK(r == 0 && text && strstr(text, "a\\\\x0a b\\x0a (7:0):\n  raw \\x1b\\u061c\n") == text);
+        free(text);
+        json_object_put(o);
 }
 
 static void test_show_explain(void) {
@@ -563,6 +580,35 @@ static void test_show_explain(void) {
         free(text);
         json_object_put(o);
         free(doc);
+}
+
+/* plot's -o: gnuplot's "set output '|cmd'" runs cmd, so no name may lead with "|" */
+static void test_plot_output(void) {
+        static const struct {
+                const char *name, *path;
+        } cases[] = {
+                { "x.png", "./x.png" },
+                { "/tmp/x.png", "/tmp/x.png" },
+                { "sub/x.png", "./sub/x.png" },
+                { " |touch x #.png", "./ |touch x #.png" },
+                { "~/x.png", "./~/x.png" },
+                { "a'b\"c\nd.png", "./a'b\"c\nd.png" },
+                { "|touch /tmp/x #.png", NULL },
+                { "|", NULL },
+                { "", NULL },
+                { NULL, NULL },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *path = NULL;
+                const char *why = NULL;
+                int r = ctl_plot_output(cases[i].name, &path, &why);
+
+                if (cases[i].path) {
+                        CHECK(r == 0);
+                        CHECK_STREQ(path, cases[i].path);
+                } else
+                        CHECK(r == -EINVAL && why && *why && !path);
+        }
 }
 
 /* plot finds its columns by name: another order, or columns it does not know, change nothing. */
@@ -697,6 +743,7 @@ int main(void) {
         test_escaping();
         test_show_explain();
         test_plot_data();
+        test_plot_output();
         test_top();
         test_status_attribution();
         test_tuning();
