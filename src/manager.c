@@ -265,11 +265,22 @@ static const char *manager_mode(const manager *m) {
 }
 
 static json_object *writes_status_json(const manager *m) {
+        char what[96], why[400];
         actuator_stats st;
         report_writes w = { .saved_file = m->saved_path, .saved_file_refused = m->saved_refused,
                             .guard_holds_total = m->guard.clamps_total };
 
         w.enabled = manager_writes_knobs(m, &w.reason);
+        /* what it writes on this kernel, when less than every knob */
+        if (w.enabled && actuator_devices_alone(m->actuator)) {
+                w.limited_to = "device knobs only";
+                w.limited_why = "the kernel refuses writes to vm.dirty_bytes, which it holds in bytes: the device "
+                                "limits stay put";
+        } else if (support_limited(&m->support, what, sizeof what, why, sizeof why)) {
+                /* also while observing: what auto would write here */
+                w.limited_to = what;
+                w.limited_why = why;
+        }
         actuator_get_stats(m->actuator, now_usec(), &st);
         w.total = st.writes_total;
         w.last_minute = st.writes_last_minute;
