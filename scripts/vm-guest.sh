@@ -134,6 +134,48 @@ systemctl show -p ActiveState -p SubState -p Result wbtuned.service > "$out/unit
 knobs > "$out/knobs.after"
 ls /run/wbtuned > "$out/run-wbtuned.after" 2>&1
 
+# --- issue 23 row 10 (6.12): /proc/sys/vm read-only for the unit -------------------------------------
+# The daemon must find it before any write, write no device knob alone in ratio mode, and say
+# "observing only" once: no "Failed to write" in its journal, the knobs as they were.
+if [[ $(uname -r) == 6.12.* ]]; then
+        note "wbtuned with a ReadOnlyPaths=/proc/sys/vm drop-in"
+        mkdir -p /run/systemd/system/wbtuned.service.d
+        printf '[Service]\nReadOnlyPaths=/proc/sys/vm\n' > /run/systemd/system/wbtuned.service.d/50-readonly-vm.conf
+        systemctl daemon-reload
+        knobs > "$out/knobs.readonly.before"
+        since=$(date '+%Y-%m-%d %H:%M:%S')
+        sleep 1
+        systemctl start wbtuned.service > "$out/readonly.start.txt" 2>&1
+        for _ in $(seq 25); do wbtunectl status > /dev/null 2>&1 && break; sleep 0.2; done
+        # a slow writer, so that the policy wants a cap and a floor
+        systemd-run --quiet --unit=wbvm-ro -p IOWriteBandwidthMax="$slow_dev $SLOW_BPS" \
+                dd if=/dev/zero of=/mnt/slow/ro bs=1M count=200
+        sleep 15
+        wbtunectl status > "$out/status.readonly.txt" 2>&1
+        systemctl stop wbvm-ro.service 2> /dev/null
+        systemctl stop wbtuned.service
+        journalctl -q --no-pager -o cat -u wbtuned.service --since "$since" > "$out/journal.readonly.txt" 2>&1
+        knobs > "$out/knobs.readonly.after"
+        rm -f /run/systemd/system/wbtuned.service.d/50-readonly-vm.conf /mnt/slow/ro
+        systemctl daemon-reload
+        failed=$(grep -c 'Failed to write' "$out/journal.readonly.txt" || true)
+        observing=$(grep -ci 'observing only' "$out/journal.readonly.txt" || true)
+        status_says=$(grep -ci 'observing only' "$out/status.readonly.txt" || true)
+        same=no
+        cmp -s "$out/knobs.readonly.before" "$out/knobs.readonly.after" && same=yes
+        {
+                echo "failed_to_write $failed"
+                echo "observing_only_lines $observing"
+                echo "status_observing_only $status_says"
+                echo "knobs_unchanged $same"
+                if [[ $failed -eq 0 && $observing -eq 1 && $status_says -ge 1 && $same == yes ]]; then
+                        echo "PASS"
+                else
+                        echo "FAIL"
+                fi
+        } > "$out/readonly"
+fi
+
 # --- the memcg writer, kernel alone again (kernel-alone runs bracket the daemon's) -----------------
 memcg_write kernel-after
 # the slow device's dirty data drains at its throttled speed before the devices go

@@ -152,6 +152,11 @@ EOF
         fi
         echo "$((SECONDS - t))" > "$outdir/$k/qemu_seconds"
         echo "$rc" > "$outdir/$k/qemu_exit"
+        # issue 23 row 10 (6.12 only): ReadOnlyPaths=/proc/sys/vm, no "Failed to write", one "observing only"
+        if [[ -e $outdir/$k/readonly ]]; then
+                say "kernel $version: read-only /proc/sys/vm: $(tail -n 1 "$outdir/$k/readonly")" \
+                    "($(head -n 4 "$outdir/$k/readonly" | tr '\n' ' '))"
+        fi
         rm -f "$disk"
 done
 

@@ -31,6 +31,7 @@ struct actuator {
         adev **devices;                /* sorted by bdi; pointers stay put when the array grows */
         size_t n_devices, allocated;
         bool min_scaled;               /* the sum-of-min shrink is in effect (logged once) */
+        bool devices_alone;            /* vm.dirty_bytes is refused but held in bytes: device knobs only */
         bool saved_stale;              /* a device with saved originals was forgotten: rewrite the file */
         uint64_t writes_total, overrides_total, failures_total;
         uint64_t minute_writes[MINUTE_SLOTS];   /* writes per second of the last minute, by second % 60 */
@@ -382,15 +383,44 @@ static bool backing_off(const actuator *a, const knob_owner *ow, bool use_backof
         return use_backoff && ow->failed && a->now_usec < ow->failed_usec + ACTUATOR_BACKOFF_USEC;
 }
 
+/* A device's min_bytes or max_bytes, fitted to its partner as the kernel holds it right now: the limit
+ * may have moved since the plan (memory, in ratio mode), and the kernel converts bytes against today's
+ * limit, so a pair planned as min <= max can arrive as max < min (EINVAL). 0, or OP_GONE. */
+static int fit_to_partner(const actuator *a, const plan_input *in, const plan_op *o, plan_op *ret) {
+        const char *bdi = op_bdi(in, o);
+        uint64_t thresh_pages, bg_pages;
+        knob_now partner;
+        int r;
+
+        *ret = *o;
+        if (!bdi || o->form != KNOB_FORM_SELF || (o->knob != KNOB_MIN_BYTES && o->knob != KNOB_MAX_BYTES))
+                return 0;
+        r = read_now(a, bdi, o->knob == KNOB_MIN_BYTES ? KNOB_MAX_BYTES : KNOB_MIN_BYTES, &partner);
+        if (r < 0)
+                return is_gone(r) ? OP_GONE : 0;    /* else the write says what is wrong */
+        if (read_thresholds(a, &thresh_pages, &bg_pages) < 0)
+                return 0;
+        ret->value = plan_fit_pair(o->knob, o->value, knob_setting_ppm(partner.setting), thresh_pages, a->page_size);
+        if (ret->value != o->value)
+                log_debug("%s %s: %" PRIu64 " fitted to %" PRIu64 " against its partner as the kernel holds it now "
+                          "(the limit moved since the plan)", bdi, knob_name(o->knob), o->value, ret->value);
+        return 0;
+}
+
 /* Write, read back, log. OP_DONE, OP_SKIPPED (backed off), OP_GONE (device vanished), OP_REFUSED, or -errno. */
 static int op_run(actuator *a, const plan_input *in, const plan_op *o, knob_owner *ow, bool use_backoff) {
         const char *bdi = op_bdi(in, o), *file = knob_form_file(o->knob, o->form);
         char path[PATH_MAX], value[32];
+        plan_op fitted;
         knob_now after;
         int r;
 
         if (backing_off(a, ow, use_backoff))
                 return OP_SKIPPED;
+        r = fit_to_partner(a, in, o, &fitted);
+        if (r == OP_GONE)
+                return r;
+        o = &fitted;
         knob_path(a, bdi, file, path, sizeof path);
         snprintf(value, sizeof value, "%" PRIu64, o->value);
         r = io_write(a, path, value);
@@ -484,6 +514,10 @@ static void take_notes(actuator *a, const plan_input *in, const plan *p) {
                         break;
                 case PLAN_NOTE_UNSUPPORTED:
                         note_unsupported(a, in, n);
+                        break;
+                case PLAN_NOTE_DEVICES_DROPPED:
+                        log_debug("The global limit cannot be written and follows memory: no device value is "
+                                  "written, ours go back to their originals.");
                         break;
                 }
         }
@@ -617,6 +651,18 @@ static int plan_run(actuator *a, const plan_input *in, const plan *p, bool globa
                         drop_unwritten(ow);
                 if (result[i] < 0 && first == 0)
                         first = result[i];
+                /* the limit refused only by the write itself (an LSM): what the plan would have dropped had it
+                 * known is not written either */
+                if (result[i] == OP_REFUSED && o->device == PLAN_GLOBAL && o->knob == KNOB_DIRTY_BYTES) {
+                        plan_input known = *in;
+
+                        known.global_limit_unwritable = true;
+                        for (size_t j = i + 1; !plan_devices_alone_safe(&known) && j < p->n_ops; j++)
+                                if (result[j] == 0) {
+                                        drop_unwritten(op_owner(a, in, &p->ops[j]));
+                                        result[j] = OP_SKIPPED;
+                                }
+                }
         }
         if (changed || any_saved || a->saved_stale) {
                 a->saved_stale = false;
@@ -728,6 +774,7 @@ static int build_globals(actuator *a, const sample *s, const decision *dec, bool
         p->in.page_size = a->page_size;
         p->in.global_owner = a->g;
         p->in.dirtyable_bytes = s ? s->global.mem_available_bytes : 0;
+        p->in.global_limit_unwritable = a->g[KNOB_DIRTY_BYTES].refused != 0;
         for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++) {
                 const knob_decision *kd = dec && !only_bdi ? &dec->global[k] : NULL;
                 p->in.global_target[k] = only_bdi ? (knob_target) { TARGET_NONE, 0, NULL }
@@ -747,6 +794,10 @@ static int build_devices(actuator *a, const sample *s, const decision *dec, bool
         r = read_thresholds(a, &p->in.thresh_pages, &p->in.bg_thresh_pages);
         if (r < 0)
                 return log_error_errno(r, "Failed to read the dirty thresholds from %s/proc/vmstat: %m", a->root);
+        /* known before any device write: refused by the probe or by the global write just made */
+        p->in.global_limit_unwritable = a->g[KNOB_DIRTY_BYTES].refused != 0;
+        if (!restore_all && !only_bdi)
+                a->devices_alone = p->in.global_limit_unwritable && plan_devices_alone_safe(&p->in);
         p->devices = calloc((dec ? dec->n_devices : 0) + a->n_devices + 1, sizeof *p->devices);
         p->names = calloc((dec ? dec->n_devices : 0) + a->n_devices + 1, sizeof *p->names);
         managed = calloc((dec ? dec->n_devices : 0) + 1, sizeof *managed);
@@ -810,6 +861,28 @@ static void print_plan(const actuator *a, const planned *p, const plan *pl, FILE
         }
 }
 
+/* Before anything is planned: can the global files be written at all? access() sees a read-only mount
+ * (ReadOnlyPaths=/proc/sys/vm: EROFS) without writing; a refusal only the write sees (an LSM) is recorded
+ * by that write, before the devices are planned. */
+static void probe_globals(actuator *a) {
+        char path[PATH_MAX];
+        int r;
+
+        for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++) {
+                knob_owner *ow = &a->g[k];
+
+                if (ow->refused || ow->written || ow->overridden)
+                        continue;
+                knob_path(a, NULL, knob_form_file(k, KNOB_FORM_SELF), path, sizeof path);
+                r = io_writable(a, path);
+                if (r < 0 && is_refusal(r)) {
+                        ow->refused = r;
+                        log_event(EVENT_UNWRITABLE, LOG_WARNING, "global", NULL, NULL,
+                                  "%s is not writable (%s), leaving global %s alone.", path, strerror(-r), knob_name(k));
+                }
+        }
+}
+
 /* Snapshot, plan, run (or print). The globals are planned and run first; the devices are then read
  * and planned against the limit really in force, whatever became of the global writes. A stop or
  * `restore` tries every write now; a tick backs off from writes that failed. */
@@ -821,6 +894,8 @@ static int pipeline(actuator *a, const sample *s, const decision *dec, bool rest
         int r, k;
 
         a->now_usec = s && s->time_usec ? s->time_usec : now_usec();
+        if (use_backoff && !print_only)
+                probe_globals(a);
         r = build_globals(a, s, dec, restore_all, only_bdi, &p);
         if (r < 0) {
                 /* nothing is planned on a kernel whose limits cannot be read */
@@ -1015,6 +1090,10 @@ bool actuator_dirty(const actuator *a) {
                         if (a->devices[i]->k[j].saved)
                                 return true;
         return false;
+}
+
+bool actuator_devices_alone(const actuator *a) {
+        return a && a->devices_alone && a->g[KNOB_DIRTY_BYTES].refused;
 }
 
 bool actuator_refused(const actuator *a, knob_id *ret_knob, int *ret_error) {

@@ -63,6 +63,10 @@ bool actuator_dirty(const actuator *a);
 /* A global knob the kernel will not let us write (read-only /proc/sys, a container): tuning must stop. */
 bool actuator_refused(const actuator *a, knob_id *ret_knob, int *ret_error);
 
+/* vm.dirty_bytes is refused, but the kernel holds the limit in bytes: the device knobs alone are safe and
+ * still written (the last apply's plan said so). */
+bool actuator_devices_alone(const actuator *a);
+
 typedef struct actuator_stats {
         uint64_t writes_total;          /* knob files written since start */
         uint64_t writes_last_minute;

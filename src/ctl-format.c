@@ -437,7 +437,12 @@ int ctl_format_status(json_object *result, FILE *f) {
         kv_add(l, "Version", "%s (protocol %d)", proto_str(result, PF_STATUS_PACKAGE_VERSION), PROTOCOL_VERSION);
         kv_add(l, "PID", "%" PRIu64, proto_u64(result, PF_STATUS_PID));
         kv_add(l, "Uptime", "%s", duration_str(a, sizeof a, proto_double(result, PF_STATUS_UPTIME_S)));
-        kv_add(l, "Mode", "%s%s", mode, proto_bool(result, PF_STATUS_DRY_RUN) && !strstr(mode, "dry") ? " (dry run)" : "");
+        bool writing = writes && proto_bool(writes, PF_WRITES_ENABLED);
+        const char *limited = writes ? proto_str(writes, PF_WRITES_LIMITED_TO) : "";
+
+        kv_add(l, "Mode", "%s%s%s%s%s", mode, proto_bool(result, PF_STATUS_DRY_RUN) && !strstr(mode, "dry") ? " (dry run)" : "",
+               !*limited ? "" : writing ? ", on this kernel: " : " (on this kernel, auto would write ", limited,
+               *limited && !writing ? ")" : "");
         kv_add(l, "Tick", "%" PRIu64 " ms", proto_u64(result, PF_STATUS_TICK_MS));
         kv_add(l, "Ticks", "%" PRIu64, proto_u64(result, PF_STATUS_TICKS));
         kv_add(l, "Stats source", "%s", proto_str(result, PF_STATUS_STATS_SOURCE));
@@ -496,8 +501,11 @@ int ctl_format_status(json_object *result, FILE *f) {
         if (writes) {
                 const char *refused = proto_str(writes, PF_WRITES_SAVED_FILE_REFUSED);
 
-                kv_add(l, "Knob writes", "%s: %s", proto_bool(writes, PF_WRITES_ENABLED) ? "yes" : "no",
-                       proto_str(writes, PF_WRITES_REASON));
+                if (*limited && writing)
+                        kv_add(l, "Knob writes", "limited: %s: %s", limited, proto_str(writes, PF_WRITES_LIMITED_WHY));
+                else
+                        kv_add(l, "Knob writes", "%s: %s", proto_bool(writes, PF_WRITES_ENABLED) ? "yes" : "no",
+                               proto_str(writes, PF_WRITES_REASON));
                 kv_add(l, "Written", "%" PRIu64 " in the last minute, %" PRIu64 " in all; %" PRIu64
                        " refused; %" PRIu64 " set by hand since", proto_u64(writes, PF_WRITES_LAST_MINUTE),
                        proto_u64(writes, PF_WRITES_TOTAL), proto_u64(writes, PF_WRITES_FAILURES_TOTAL),

@@ -15,6 +15,7 @@ const event_info event_table[_EVENT_MAX] = {
         [EVENT_FEATURE_MISSING]   = { "cbe005a343a648fe8597552ffaa1393a", "feature-missing" },
         [EVENT_SAVED_REFUSED]     = { "f9ebca22a15c46d882902ba61f88f571", "saved-refused" },
         [EVENT_FIGURES_UNTRUSTED] = { "e27d121e1d5b4161bad00442c710ff6a", "figures-untrusted" },
+        [EVENT_OBSERVING_ONLY]    = { "8c0a8b416ca64c009caa94485a9bb358", "observing-only" },
 };
 
 void log_event(event_kind kind, int level, const char *bdi, const char *name, const char *const *extra,

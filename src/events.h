@@ -13,6 +13,7 @@ typedef enum event_kind {
         EVENT_FEATURE_MISSING,      /* this kernel lacks a file the policy wanted */
         EVENT_SAVED_REFUSED,        /* the saved file of a previous run is not trusted */
         EVENT_FIGURES_UNTRUSTED,    /* the per-device figures miss dirty data: limits left alone */
+        EVENT_OBSERVING_ONLY,       /* the daemon stopped writing knobs for good (a refused global knob, a container) */
         _EVENT_MAX,
 } event_kind;
 

@@ -16,6 +16,8 @@ typedef struct knob_view {
         uint64_t current;
         const knob_decision *kd;        /* NULL or not wanted: no opinion */
         const knob_owner *owner;        /* NULL: never touched */
+        bool as_ratio;                  /* a share of the limit on a kernel without its own file: only *_ratio */
+        uint64_t ratio_percent;         /* what that file holds */
         const char *state;              /* "managed", "no-opinion", "override", "unwritable", "unsupported", "excluded" */
         char note[160];
 } knob_view;
@@ -118,6 +120,13 @@ static knob_view device_view(const bdi_device *dev, uint64_t thresh_bytes, const
                         .owner = actuator_owner(a, dev->bdi, k) };
 
         v.supported = current_device(dev, thresh_bytes, k, &v.current);
+        /* before 6.2 max_bytes is no file: name the one there is (explain must not show a file that is not) */
+        if (v.supported && knob_get(k)->kind == KNOB_KIND_OF_LIMIT &&
+            !knob_reading_has(&dev->knobs.k[k - KNOB_DEVICE_FIRST], KNOB_FORM_SELF) &&
+            knob_reading_has(&dev->knobs.k[k - KNOB_DEVICE_FIRST], KNOB_FORM_RATIO)) {
+                v.as_ratio = true;
+                v.ratio_percent = dev->knobs.k[k - KNOB_DEVICE_FIRST].value[KNOB_FORM_RATIO];
+        }
         view_state(&v, !dd || dd->managed, 0);
         return v;
 }
@@ -152,34 +161,44 @@ json_object *explain_device_json(const sample *s, const bdi_device *dev, const d
 }
 
 static void explain_knob(FILE *f, const knob_view *v) {
-        char cur[32], want[32], policy[32], orig[64];
+        char cur[80], bytes[32], want[32], policy[32], orig[64], file[32];
         bool have_orig = v->owner && v->owner->saved;
         const knob_decision *kd = v->kd;
+        const char *name = knob_name(v->knob);
 
         if (have_orig)
                 knob_setting_to_string(v->knob, v->owner->original, orig, sizeof orig);
         knob_value_to_string(v->knob, v->current, cur, sizeof cur);
+        if (v->as_ratio) {
+                /* "max_ratio is 100 % (733M of the limit now)" */
+                snprintf(file, sizeof file, "%s", knob_form_file(v->knob, KNOB_FORM_RATIO));
+                name = file;
+                snprintf(cur, sizeof cur, "%" PRIu64 " %% (%s of the limit now)", v->ratio_percent,
+                         knob_value_to_string(v->knob, v->current, bytes, sizeof bytes));
+        }
         if (strcmp(v->state, PROTOCOL_STATE_UNSUPPORTED) == 0 || strcmp(v->state, PROTOCOL_STATE_OVERRIDE) == 0 ||
             strcmp(v->state, PROTOCOL_STATE_UNWRITABLE) == 0 || strcmp(v->state, PROTOCOL_STATE_EXCLUDED) == 0) {
                 if (v->supported)
-                        fprintf(f, "  %s is %s: %s.\n", knob_name(v->knob), cur, v->note);
+                        fprintf(f, "  %s is %s: %s.\n", name, cur, v->note);
                 else
                         fprintf(f, "  %s: %s.\n", knob_name(v->knob), v->note);
                 return;
         }
         if (!kd || !kd->wanted) {
-                fprintf(f, "  %s is %s: the policy has no opinion, so it stays %s.\n", knob_name(v->knob), cur,
+                fprintf(f, "  %s is %s: the policy has no opinion, so it stays %s.\n", name, cur,
                         have_orig ? "at its original value" : "as the kernel has it");
                 return;
         }
         knob_value_to_string(v->knob, kd->value, want, sizeof want);
         if (kd->held) {
                 knob_value_to_string(v->knob, kd->policy_value, policy, sizeof policy);
-                fprintf(f, "  %s: the policy wants %s (%s); %s. It is %s%s%s.\n", knob_name(v->knob), policy,
-                        kd->reason, kd->held_reason, cur, have_orig ? ", originally " : "", have_orig ? orig : "");
+                fprintf(f, "  %s: the policy wants %s (%s); %s. %s%s is %s%s%s.\n", knob_name(v->knob), policy,
+                        kd->reason, kd->held_reason, v->as_ratio ? "" : "It", v->as_ratio ? name : "", cur,
+                        have_orig ? ", originally " : "", have_orig ? orig : "");
                 return;
         }
-        fprintf(f, "  %s should be %s (%s); it is %s%s%s.\n", knob_name(v->knob), want, kd->reason, cur,
+        fprintf(f, "  %s should be %s (%s%s); %s is %s%s%s.\n", knob_name(v->knob), want, kd->reason,
+                v->as_ratio ? ", written as whole percents" : "", v->as_ratio ? name : "it", cur,
                 have_orig ? ", originally " : "", have_orig ? orig : "");
 }
 

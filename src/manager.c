@@ -39,8 +39,8 @@ bool manager_writes_knobs(const manager *m, const char **ret_reason) {
                                                             : "mode = observe in the configuration";
         else if (m->saved_refused)
                 reason = "the saved file of a previous run was not trusted (see the log); remove it and reload";
-        else if (m->actuator && actuator_refused(m->actuator, &k, &error)) {
-                snprintf(refused, sizeof refused, "the kernel refuses writes to vm.%s (%s): observing only",
+        else if (m->actuator && actuator_refused(m->actuator, &k, &error) && !actuator_devices_alone(m->actuator)) {
+                snprintf(refused, sizeof refused, "observing only: the kernel refuses writes to vm.%s (%s)",
                          knob_name(k), strerror(-error));
                 reason = refused;
         }
@@ -84,6 +84,7 @@ static void manager_log_holds(const manager *m, const decision *next) {
 
 /* decide on every tick, so observe mode shows what auto would do; write only when allowed */
 static void manager_decide_and_act(manager *m) {
+        const char *why;
         decision next;
         int r;
 
@@ -109,7 +110,12 @@ static void manager_decide_and_act(manager *m) {
                 actuator_get_stats(m->actuator, m->current.time_usec, &after);
                 if (after.writes_total != before.writes_total)
                         observe_knobs_changed(m->observe, NULL);
-                /* a global knob turned out read-only: stop tuning, put back what was changed */
+                /* a global knob turned out read-only: stop tuning, put back what was changed, say so once */
+                if (!manager_writes_knobs(m, &why) && !m->refusal_said) {
+                        m->refusal_said = true;
+                        log_event(EVENT_OBSERVING_ONLY, LOG_WARNING, NULL, NULL, NULL, "Observing only, writing no "
+                                  "knob: %s.", why + (strncmp(why, "observing only: ", 16) == 0 ? 16 : 0));
+                }
                 if (!manager_writes_knobs(m, NULL) && actuator_dirty(m->actuator)) {
                         r = actuator_restore_all(m->actuator);
                         if (r < 0)
@@ -259,11 +265,22 @@ static const char *manager_mode(const manager *m) {
 }
 
 static json_object *writes_status_json(const manager *m) {
+        char what[96], why[400];
         actuator_stats st;
         report_writes w = { .saved_file = m->saved_path, .saved_file_refused = m->saved_refused,
                             .guard_holds_total = m->guard.clamps_total };
 
         w.enabled = manager_writes_knobs(m, &w.reason);
+        /* what it writes on this kernel, when less than every knob */
+        if (w.enabled && actuator_devices_alone(m->actuator)) {
+                w.limited_to = "device knobs only";
+                w.limited_why = "the kernel refuses writes to vm.dirty_bytes, which it holds in bytes: the device "
+                                "limits stay put";
+        } else if (support_limited(&m->support, what, sizeof what, why, sizeof why)) {
+                /* also while observing: what auto would write here */
+                w.limited_to = what;
+                w.limited_why = why;
+        }
         actuator_get_stats(m->actuator, now_usec(), &st);
         w.total = st.writes_total;
         w.last_minute = st.writes_last_minute;
@@ -276,7 +293,8 @@ void manager_force_observe(manager *m, const char *reason) {
         if (m->observe_only_reason[0])
                 return;
         snprintf(m->observe_only_reason, sizeof(m->observe_only_reason), "%s", reason);
-        log_warning("Observing only, writing no knob: %s.", m->observe_only_reason);
+        log_event(EVENT_OBSERVING_ONLY, LOG_WARNING, NULL, NULL, NULL, "Observing only, writing no knob: %s.",
+                  m->observe_only_reason);
 }
 
 /* In a container the vm and bdi knobs are the host's: never write them from here. */

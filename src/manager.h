@@ -44,6 +44,7 @@ typedef struct manager {
         policy_mode mode;           /* the config's, until `wbtunectl restore` switches to observe */
         virt_container virt;        /* the container found at start (virt.c) */
         char observe_only_reason[320]; /* non-empty: write no knob whatever the mode (a container); status shows it */
+        bool refusal_said;          /* the journal was told once that a refused global knob means observing only */
         char *state_dir;            /* the daemon's own state directory: /run/wbtuned */
         char *saved_path;           /* originals of changed knobs: state_dir/saved */
         char *saved_refused;        /* why the saved file of a previous run was not used; NULL if it was */

@@ -60,6 +60,32 @@ bool plan_overridden(const knob_now *now, const knob_owner *owner) {
 
 /* ---- globals ------------------------------------------------------------------------------ */
 
+bool plan_devices_alone_safe(const plan_input *in) {
+        const knob_now *dirty = &in->global_now[KNOB_DIRTY_BYTES];
+
+        if (!in->global_limit_unwritable)
+                return true;
+        return dirty->readable && dirty->setting.form == KNOB_FORM_SELF && dirty->setting.value > 0;
+}
+
+uint64_t plan_fit_pair(knob_id k, uint64_t value, uint64_t partner_ppm, uint64_t thresh_pages, uint64_t page_size) {
+        uint64_t ppm = knob_bytes_to_ppm(value, thresh_pages, page_size), fitted;
+
+        partner_ppm = MIN(partner_ppm, KNOB_PPM_FULL);
+
+        if (k == KNOB_MIN_BYTES && ppm > partner_ppm)
+                return knob_ppm_to_bytes(partner_ppm, thresh_pages, page_size) / page_size * page_size;
+        if (k == KNOB_MAX_BYTES && ppm < partner_ppm) {
+                /* up to the next page that converts to at least the min's ratio */
+                fitted = (knob_ppm_to_bytes(partner_ppm, thresh_pages, page_size) / page_size + 1) * page_size;
+                while (knob_bytes_to_ppm(fitted, thresh_pages, page_size) < partner_ppm)
+                        fitted += page_size;
+                return fitted;
+        }
+        return value;
+}
+
+
 /* The write for one global knob, or false if the kernel already has it. */
 static bool plan_global(const plan_input *in, knob_id k, plan_op *o) {
         const knob_now *now = &in->global_now[k];
@@ -107,9 +133,22 @@ static uint64_t predict_thresh_pages(const plan_input *in, const plan_op *dirty)
 }
 
 static int plan_globals(const plan_input *in, op_list *ops, uint64_t *ret_thresh_pages) {
+        plan_input copy;
         plan_op od, ob, o;
         bool have_d, have_b;
         int r = 0;
+
+        /* the limit is not ours and follows memory: nothing else is set around it, ours go back */
+        if (!plan_devices_alone_safe(in)) {
+                copy = *in;
+                for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
+                        if (copy.global_target[k].kind == TARGET_VALUE)
+                                copy.global_target[k] = in->global_owner[k].saved && in->global_owner[k].written
+                                        ? (knob_target) { TARGET_RESTORE, 0, "the global limit cannot be written: "
+                                                                             "back to the original" }
+                                        : (knob_target) { TARGET_NONE, 0, NULL };
+                in = &copy;
+        }
 
         have_d = plan_global(in, KNOB_DIRTY_BYTES, &od);
         have_b = plan_global(in, KNOB_DIRTY_BACKGROUND_BYTES, &ob);
@@ -283,8 +322,9 @@ static int plan_device_ops(const plan_input *in, size_t di, const devwork *w, ui
 
         if (have_strict && ostrict.value == 0)
                 r = add_op(ops, &ostrict);
-        /* raising min above the current max: raise max first; else lower min before lowering max */
-        if (r >= 0 && have_min && have_max && w->new_min_ppm > knob_setting_ppm(d->now[DK(KNOB_MAX_BYTES)].setting)) {
+        /* a min going up after its max (which stays at or above it), a min going down before its max: min <= max
+         * holds after each write, and the runner fits the second to the first as the kernel then holds it */
+        if (r >= 0 && have_min && have_max && w->new_min_ppm > w->cur_min_ppm) {
                 max_index = ops->n;
                 r = add_op(ops, &omax);
                 if (r >= 0)
@@ -330,8 +370,28 @@ static bool fit_min_sum(const plan_input *in, devwork *w, uint64_t thresh_pages)
         return true;
 }
 
+/* The global limit is not ours and moves with memory: no device value, ours go back to the originals. */
+static bool drop_device_values(const plan_input *in, size_t i, devwork *w) {
+        const plan_device *d = &in->devices[i];
+        bool dropped = false;
+
+        for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++) {
+                const knob_owner *owner = d->owner ? &d->owner[j] : NULL;
+
+                if (w->t[j].kind != TARGET_VALUE)
+                        continue;
+                dropped = true;
+                w->t[j] = owner && owner->saved && owner->written
+                        ? (knob_target) { TARGET_RESTORE, 0, "the global limit cannot be written and follows memory: "
+                                                             "back to the original" }
+                        : (knob_target) { TARGET_NONE, 0, NULL };
+        }
+        return dropped;
+}
+
 static int plan_devices(const plan_input *in, uint64_t thresh_pages, op_list *ops, note_list *notes) {
         _cleanup_free_ devwork *w = calloc(MAX(in->n_devices, 1), sizeof *w);
+        bool alone_safe = plan_devices_alone_safe(in), dropped = false;
         int r = 0;
 
         if (!w)
@@ -351,6 +411,8 @@ static int plan_devices(const plan_input *in, uint64_t thresh_pages, op_list *op
                                         return r;
                         }
                 }
+                if (!alone_safe)
+                        dropped = drop_device_values(in, i, &w[i]) || dropped;
                 /* strict_limit is a cap's companion: without a cap it would throttle against the whole limit */
                 if (w[i].t[DK(KNOB_STRICT_LIMIT)].kind == TARGET_VALUE && w[i].t[DK(KNOB_STRICT_LIMIT)].value &&
                     w[i].t[DK(KNOB_MAX_BYTES)].kind != TARGET_VALUE)
@@ -358,6 +420,11 @@ static int plan_devices(const plan_input *in, uint64_t thresh_pages, op_list *op
                 clamp_device(in, d, thresh_pages, &w[i]);
                 w[i].cur_min_ppm = knob_setting_ppm(d->now[DK(KNOB_MIN_BYTES)].setting);
                 w[i].new_min_ppm = target_ppm(in, d, &w[i].t[DK(KNOB_MIN_BYTES)], KNOB_MIN_BYTES, thresh_pages);
+        }
+        if (dropped) {
+                r = add_note(notes, PLAN_NOTE_DEVICES_DROPPED, PLAN_GLOBAL, KNOB_DIRTY_BYTES, (knob_setting) {});
+                if (r < 0)
+                        return r;
         }
         if (fit_min_sum(in, w, thresh_pages)) {
                 r = add_note(notes, PLAN_NOTE_MIN_SCALED, PLAN_GLOBAL, KNOB_MIN_BYTES, (knob_setting) {});

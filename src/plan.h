@@ -63,6 +63,8 @@ typedef struct plan_input {
         plan_device *devices;
         size_t n_devices;
         uint64_t others_min_ppm;        /* min ratios of the devices not in the plan: they count toward 100 % */
+        bool global_limit_unwritable;   /* vm.dirty_bytes refuses our writes (read-only /proc/sys/vm, an LSM):
+                                         * the limit the device bytes are ratios of is not ours to set */
 } plan_input;
 
 typedef struct plan_op {
@@ -84,6 +86,7 @@ typedef enum plan_note_kind {
         PLAN_NOTE_OVERRIDDEN,           /* the knob is not what we wrote: someone changed it */
         PLAN_NOTE_MIN_SCALED,           /* the devices' min_bytes were shrunk to fit under 100 % */
         PLAN_NOTE_UNSUPPORTED,          /* wanted, but this kernel has no file for it */
+        PLAN_NOTE_DEVICES_DROPPED,      /* the global limit cannot be written and moves by itself: no device value */
 } plan_note_kind;
 
 typedef struct plan_note {
@@ -120,6 +123,17 @@ int plan_build(const plan_input *in, plan *ret);
  * done the global writes (or failed to) plans the devices against the limit really in force. */
 int plan_build_part(const plan_input *in, unsigned parts, plan *ret);
 void plan_done(plan *p);
+
+/* With the global limit unwritable, are the other knobs (the devices' above all) safe alone? Only while
+ * the kernel holds the limit in bytes: in ratio mode it follows memory, and every *_bytes we write (stored
+ * as a ratio of it) drifts with it, between two writes of a pair too (6.12: EINVAL on a max_bytes below
+ * the min just written). Unsafe: the plan drops every value and puts back what we wrote. */
+bool plan_devices_alone_safe(const plan_input *in);
+
+/* A device's min_bytes or max_bytes about to be written, fitted to its partner as the kernel holds it now
+ * (partner_ppm, against thresh_pages read just before the write): a min is lowered to the max, a max is
+ * raised to the min, so the write is never refused whatever the limit did since the plan was made. */
+uint64_t plan_fit_pair(knob_id k, uint64_t value, uint64_t partner_ppm, uint64_t thresh_pages, uint64_t page_size);
 
 /* Was this knob changed by someone else: since our last write (now vs what we read back), or, for
  * one we never wrote, since the end of our last run (now vs owner->seen_setting)? */

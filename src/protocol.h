@@ -130,6 +130,8 @@
         X(WRITES, GUARD_HOLDS_TOTAL,  "guard_holds_total",  U64,    REQUIRED, NONE)   /* ticks a knob was held */ \
         X(WRITES, SAVED_FILE,         "saved_file",         STRING, REQUIRED, NONE) \
         X(WRITES, SAVED_FILE_REFUSED, "saved_file_refused", STRING, NULLABLE, NONE)   /* why it was not trusted */ \
+        X(WRITES, LIMITED_TO,         "limited_to",         STRING, NULLABLE, NONE)   /* what this kernel lets it write */ \
+        X(WRITES, LIMITED_WHY,        "limited_why",        STRING, NULLABLE, NONE)   /* why no more */ \
         \
         X(KERNEL_SUPPORT, DEBUGFS,           "debugfs",           BOOL,   REQUIRED, NONE) \
         X(KERNEL_SUPPORT, WB_STATS,          "wb_stats",          BOOL,   REQUIRED, NONE)   /* 6.10+: all cgroups' wbs */ \

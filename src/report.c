@@ -227,6 +227,8 @@ json_object *report_writes_json(const report_writes *w) {
         proto_add_u64(o, PF_WRITES_GUARD_HOLDS_TOTAL, w->guard_holds_total);
         proto_add_string(o, PF_WRITES_SAVED_FILE, w->saved_file ? w->saved_file : "");
         add_string_or_null(o, PF_WRITES_SAVED_FILE_REFUSED, w->saved_file_refused);
+        add_string_or_null(o, PF_WRITES_LIMITED_TO, w->limited_to);
+        add_string_or_null(o, PF_WRITES_LIMITED_WHY, w->limited_why);
         return o;
 }
 

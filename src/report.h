@@ -65,6 +65,7 @@ typedef struct report_writes {
         uint64_t total, last_minute, overrides_total, failures_total, guard_holds_total;
         const char *saved_file;
         const char *saved_file_refused;     /* NULL if trusted or none */
+        const char *limited_to, *limited_why; /* NULL: every knob is written (when enabled) */
 } report_writes;
 json_object *report_writes_json(const report_writes *w);
 json_object *report_kernel_support(const kernel_support *ks, const memcg_summary *memcg);

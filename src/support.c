@@ -79,3 +79,21 @@ void support_assess(kernel_support *ks, const sample *s) {
                          "dirty and writeback total", ks->unaccounted_bytes >> 20);
         ks->devices_trusted = ks->why[0] == 0;
 }
+
+bool support_limited(const kernel_support *ks, char *what, size_t what_size, char *why, size_t why_size) {
+        if (!ks->devices_trusted) {
+                /* policy.c then leaves the global limits and the device caps as they are */
+                snprintf(what, what_size, "flusher intervals only");
+                snprintf(why, why_size, "%s; the global limits and device caps are left as they are (device "
+                         "values set in wbtuned.conf excepted)", ks->why[0] ? ks->why : "the per-device figures "
+                         "cannot be trusted");
+                return true;
+        }
+        if (!ks->bdi_bytes) {
+                snprintf(what, what_size, "global limits, flusher intervals, device caps in whole percents");
+                snprintf(why, why_size, "this kernel has no max_bytes, min_bytes or strict_limit (Linux 6.2): caps "
+                         "are written as max_ratio, floors as min_ratio, none strict");
+                return true;
+        }
+        return false;
+}

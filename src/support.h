@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "observe.h"
@@ -17,3 +18,7 @@
 int support_probe(const char *root, const sample *s, kernel_support *ks);
 /* Each tick: do the devices' figures still add up to the global ones? */
 void support_assess(kernel_support *ks, const sample *s);
+
+/* What the daemon really writes on this kernel when it tunes (mode auto), if that is less than every
+ * knob: what (into what, e.g. "flusher intervals only") and why (into why). Pure. false: every knob. */
+bool support_limited(const kernel_support *ks, char *what, size_t what_size, char *why, size_t why_size);

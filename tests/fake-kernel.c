@@ -56,6 +56,11 @@ void fake_kernel_fail(fake_kernel *fk, const char *suffix, int error, int count)
         add_fault(fk, suffix, error, count, false);
 }
 
+void fake_kernel_fail_lsm(fake_kernel *fk, const char *suffix, int error) {
+        add_fault(fk, suffix, error, -1, false);
+        fk->faults[fk->n_faults - 1].write_only = true;
+}
+
 void fake_kernel_fail_read(fake_kernel *fk, const char *suffix, int error, int count) {
         add_fault(fk, suffix, error, count, true);
 }
@@ -343,6 +348,8 @@ static int fake_write(void *userdata, const char *path, const char *value) {
         /* the write landed, then the device went (a stick pulled between our read and our next write) */
         if (fault && fault->error == FAKE_VANISH && w == W_BDI && b)
                 b->present = false;
+        if (r == 0 && fk->dirtyable_step_pages)
+                fk->dirtyable_pages = (uint64_t) ((int64_t) fk->dirtyable_pages + fk->dirtyable_step_pages);
         if (r < 0)
                 snprintf(entry + strlen(entry), sizeof entry - strlen(entry), " !%s", strerrorname_np(-r));
         log_add(fk, entry);
@@ -358,7 +365,8 @@ static int fake_writable(void *userdata, const char *path) {
                 const fake_fault *f = &fk->faults[i];
                 size_t slen = strlen(f->suffix);
 
-                if (f->on_read || f->remaining == 0 || plen < slen || strcmp(path + plen - slen, f->suffix) != 0)
+                if (f->on_read || f->write_only || f->remaining == 0 || plen < slen ||
+                    strcmp(path + plen - slen, f->suffix) != 0)
                         continue;
                 if (f->error == EROFS || f->error == EACCES || f->error == EPERM)
                         return -f->error;

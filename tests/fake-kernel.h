@@ -29,6 +29,7 @@ typedef struct fake_fault {
         int error;                 /* positive errno, or FAKE_SHORT_READ / FAKE_GARBAGE_READ / FAKE_VANISH */
         int remaining;             /* < 0: forever */
         bool on_read;              /* a read fault, else a write fault */
+        bool write_only;           /* only the write sees it (an LSM): access(W_OK) says yes */
 } fake_fault;
 
 /* Fault kinds beyond an errno: a read that returns nothing, one that returns text that is no number,
@@ -40,6 +41,8 @@ typedef struct fake_fault {
 typedef struct fake_kernel {
         fake_vm vm;
         uint64_t dirtyable_pages;  /* "free + file cache - reserves", for ratio mode */
+        int64_t dirtyable_step_pages; /* memory moves by this much after every write that lands (page cache
+                                       * growing or shrinking between two writes of one tick) */
         fake_bdi bdis[16];
         size_t n_bdis;
         fake_fault faults[8];
@@ -60,6 +63,9 @@ void fake_kernel_fail(fake_kernel *fk, const char *suffix, int error, int count)
 /* Make reads of paths ending in suffix fail (error: positive errno, FAKE_SHORT_READ, FAKE_GARBAGE_READ)
  * count times (< 0: always). fake_kernel_fail(fk, NULL, 0, 0) clears these too. */
 void fake_kernel_fail_read(fake_kernel *fk, const char *suffix, int error, int count);
+/* Make writes to paths ending in suffix fail with error for good, where access() sees nothing wrong:
+ * a security module (AppArmor, SELinux) that refuses the write itself. */
+void fake_kernel_fail_lsm(fake_kernel *fk, const char *suffix, int error);
 /* The device disappears: every file of it is ENOENT. */
 void fake_kernel_remove_bdi(fake_kernel *fk, const char *name);
 

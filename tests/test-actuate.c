@@ -7,6 +7,7 @@
 #include "tap.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -530,6 +531,116 @@ static void test_refused(void) {
         CHECK(all_original(fk));
         actuator_free(a);
         fake_kernel_free(fk);
+}
+
+/* issue 23 row 10: 6.12 with ReadOnlyPaths=/proc/sys/vm wrote min_bytes, failed max_bytes (EINVAL), restored */
+static void test_limit_unwritable(void) {
+        static const char *const vm_files[] = { "/vm/dirty_bytes", "/vm/dirty_ratio", "/vm/dirty_background_bytes",
+                                                "/vm/dirty_background_ratio", "/vm/dirty_writeback_centisecs",
+                                                "/vm/dirty_expire_centisecs" };
+        static const int lsm_errors[] = { EACCES, EPERM };
+
+        for (int pass = 0; pass < 1 + (int) ELEMENTSOF(lsm_errors); pass++) {
+                fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 2);
+                decision d = empty_decision();
+                device_decision *dd;
+                sample s = make_sample(fk, 10 * SEC);
+                actuator *a;
+                knob_id k;
+                int error;
+
+                if (pass == 0) {
+                        printf("# a read-only /proc/sys/vm in ratio mode: found before any write, no device knob written\n");
+                        for (size_t i = 0; i < ELEMENTSOF(vm_files); i++)
+                                fake_kernel_fail(fk, vm_files[i], EROFS, -1);
+                } else {
+                        printf("# an LSM refuses vm.dirty_bytes (%s) that access() allows: no device knob written\n",
+                               strerrorname_np(lsm_errors[pass - 1]));
+                        fake_kernel_fail_lsm(fk, "/vm/dirty_bytes", lsm_errors[pass - 1]);
+                }
+                /* memory moves after every write, as the page cache does under a writer */
+                fk->dirtyable_step_pages = 1000;
+                CHECK(new_actuator(fk, &a) == 0);
+                want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "x");
+                want(&d.global[KNOB_DIRTY_EXPIRE_CENTISECS], 1500, "x");
+                dd = add_device(&d, "7:0");
+                want(dk(dd, KNOB_MIN_BYTES), 141209600, "floor");
+                want(dk(dd, KNOB_MAX_BYTES), 141211648, "cap");
+                for (int tick = 0; tick < 3; tick++) {
+                        s.time_usec += 100 * SEC;
+                        (void) actuator_apply(a, &s, &d);
+                }
+                fake_kernel_log_dump(fk);
+                CHECK_EQ_U64(fake_kernel_log_count(fk, "7:0/"), 0);
+                CHECK_EQ_U64(fake_kernel_log_count(fk, "vm/dirty_expire"), 0);
+                CHECK_EQ_U64(fk->n_log, pass == 0 ? 0 : 1);     /* the one write that found the LSM */
+                CHECK(actuator_refused(a, &k, &error));
+                CHECK_EQ_U64(k, KNOB_DIRTY_BYTES);
+                CHECK(error == -(pass == 0 ? EROFS : lsm_errors[pass - 1]));
+                CHECK(!actuator_devices_alone(a));
+                CHECK(!actuator_dirty(a));
+                CHECK(!saved_exists());
+                actuator_free(a);
+                fake_kernel_free(fk);
+        }
+
+        printf("# vm.dirty_bytes refused but held in bytes: device knobs alone are written\n");
+        {
+                fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 1);
+                decision d = empty_decision();
+                device_decision *dd;
+                sample s = make_sample(fk, 10 * SEC);
+                actuator *a;
+
+                fk->vm.dirty_bytes = 800 * M;
+                fk->vm.dirty_ratio = 0;
+                fake_kernel_fail(fk, "/vm/dirty_bytes", EROFS, -1);
+                CHECK(new_actuator(fk, &a) == 0);
+                want(&d.global[KNOB_DIRTY_BYTES], 400 * M, "x");
+                dd = add_device(&d, "7:0");
+                want(dk(dd, KNOB_MAX_BYTES), 16 * M, "cap");
+                CHECK(actuator_apply(a, &s, &d) == 0);
+                CHECK_EQ_U64(fake_kernel_log_count(fk, "7:0/max_bytes"), 1);
+                CHECK(!log_has_errors(fk));
+                CHECK(actuator_devices_alone(a));
+                CHECK(actuator_restore_all(a) == 0);
+                CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->max_ppm, FAKE_PPM_FULL);
+                actuator_free(a);
+                fake_kernel_free(fk);
+        }
+}
+
+/* The kernel converts min/max_bytes against the limit at the moment of each write: a pair planned as
+ * min <= max must not reach it as max < min when memory moves the limit between the two writes. */
+static void test_pair_limit_moves(void) {
+        static const int64_t steps[] = { 1000, -1000, 20000, -20000 };
+
+        for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+                fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 1);
+                decision d = empty_decision();
+                device_decision *dd;
+                sample s = make_sample(fk, 10 * SEC);
+                actuator *a;
+
+                printf("# ratio mode, memory moves %+" PRId64 " pages after each write: no EINVAL, min <= max\n", steps[i]);
+                fk->dirtyable_step_pages = steps[i];
+                CHECK(new_actuator(fk, &a) == 0);
+                dd = add_device(&d, "7:0");
+                want(dk(dd, KNOB_MIN_BYTES), 141209600, "floor");
+                want(dk(dd, KNOB_MAX_BYTES), 141211648, "cap");
+                CHECK(actuator_apply(a, &s, &d) == 0);
+                fake_kernel_log_dump(fk);
+                CHECK(!log_has_errors(fk));
+                CHECK_EQ_U64(fake_kernel_log_count(fk, "7:0/max_bytes"), 1);
+                CHECK_EQ_U64(fake_kernel_log_count(fk, "7:0/min_bytes"), 1);
+                CHECK(fake_kernel_bdi(fk, "7:0")->min_ppm <= fake_kernel_bdi(fk, "7:0")->max_ppm);
+                CHECK(fake_kernel_bdi(fk, "7:0")->min_ppm > 0);
+                fk->dirtyable_step_pages = 0;
+                CHECK(actuator_restore_all(a) == 0);
+                CHECK(all_original(fk));
+                actuator_free(a);
+                fake_kernel_free(fk);
+        }
 }
 
 static void test_override(void) {
@@ -1220,6 +1331,8 @@ int main(int argc, char **argv) {
                 test_min_sum();
                 test_backoff();
                 test_refused();
+                test_limit_unwritable();
+                test_pair_limit_moves();
                 test_override();
                 test_override_unwritten();
                 test_vanished();

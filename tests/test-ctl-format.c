@@ -1,11 +1,17 @@
 #include <errno.h>
 /* Unit tests for ctl-format.c: wbtunectl's human output from hand-written reply objects. */
 #include "ctl-format.h"
+#include "explain.h"
+#include "observe.h"
 #include "protocol.h"
+#include "report.h"
+#include "support.h"
 #include "util.h"
 #include "tap.h"
 
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Run a formatter into a string. */
 static char *render(int (*format)(json_object *, FILE *), json_object *o, int *ret) {
@@ -225,6 +231,95 @@ static void test_status(void) {
         CHECK(r == -EBADMSG);
         free(text);
         json_object_put(o);
+}
+
+/* issue 23 row 11: tests/fake/linux-6.1 (Debian 12's kernel: no *_bytes, *_fine, strict_limit, wb_stats;
+ * cgroup v2 writeback): status says what is really written, explain names the file that exists. */
+static void test_linux_6_1(void) {
+        const char *srcdir = getenv("top_srcdir");
+        char dir[4096], copy[] = "/tmp/test-ctl-format-6.1.XXXXXX", cmd[8400], what[96], why[400];
+        _cleanup_free_ char *text = NULL, *explained = NULL;
+        observe_ctx *ctx = NULL;
+        kernel_support ks;
+        sample s = {};
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        snprintf(dir, sizeof dir, "%s/tests/fake/linux-6.1", srcdir ? srcdir : "..");
+        if (access(dir, F_OK) < 0) {
+                printf("# skipping linux-6.1, %s not found (set top_srcdir)\n", dir);
+                return;
+        }
+        CHECK(mkdtemp(copy) != NULL);
+        snprintf(cmd, sizeof cmd, "cp -r '%s/.' '%s/'", dir, copy);
+        CHECK(system(cmd) == 0);
+        CHECK(observe_new(copy, false, &ctx) == 0);
+        CHECK(observe_sample_at(ctx, 5, &s) == 0);
+        CHECK(support_probe(copy, &s, &ks) == 0);
+        s.support = ks;
+        CHECK(ks.debugfs && !ks.wb_stats && !ks.bdi_bytes && !ks.strict_limit && ks.cgroup_writeback);
+        CHECK(!ks.devices_trusted);
+
+        printf("# 6.1: status says what the daemon really writes\n");
+        CHECK(support_limited(&ks, what, sizeof what, why, sizeof why));
+        CHECK_STREQ(what, "flusher intervals only");
+        {
+                report_writes w = { .enabled = true, .reason = "auto: knobs are written", .saved_file = "/run/wbtuned/saved",
+                                    .limited_to = what, .limited_why = why };
+                json_object *o = json_tokener_parse(
+                        "{\"package_version\":\"0.1.0\",\"pid\":42,\"uptime_s\":5,\"ticks\":7,\"mode\":\"auto\",\"tick_ms\":1000,"
+                        "\"dry_run\":false,\"debugfs\":true,\"stats_source\":\"debugfs\",\"n_devices\":1,"
+                        "\"config\":\"/etc/wbtuned.conf\",\"global\":{\"dirty_bytes\":0}}");
+
+                json_object_object_add(o, "writes", report_writes_json(&w));
+                text = render(ctl_format_status, o, &r);
+                CHECK(r == 0);
+                printf("%s", text);
+                CHECK(strstr(text, "Mode: auto, on this kernel: flusher intervals only\n"));
+                CHECK(strstr(text, "Knob writes: limited: flusher intervals only: the per-device statistics show only "
+                                   "the root cgroup's writeback"));
+                CHECK(!strstr(text, "Knob writes: yes"));
+                json_object_put(o);
+                free(text);
+
+                /* observing: what auto would write */
+                w.enabled = false;
+                w.reason = "mode = observe in the configuration";
+                o = json_tokener_parse("{\"mode\":\"observe\",\"global\":{}}");
+                json_object_object_add(o, "writes", report_writes_json(&w));
+                text = render(ctl_format_status, o, &r);
+                CHECK(r == 0);
+                CHECK(strstr(text, "Mode: observe (on this kernel, auto would write flusher intervals only)\n"));
+                CHECK(strstr(text, "Knob writes: no: mode = observe in the configuration\n"));
+                json_object_put(o);
+        }
+
+        printf("# 6.1: explain names max_ratio, the file there is\n");
+        {
+                device_decision dd = { .managed = true };
+                const bdi_device *dev = NULL;
+
+                for (size_t i = 0; i < s.n_devices; i++)
+                        if (strcmp(s.devices[i].bdi, "254:0") == 0)
+                                dev = &s.devices[i];
+                CHECK(dev != NULL);
+                snprintf(dd.bdi, sizeof dd.bdi, "254:0");
+                f = open_memstream(&explained, &size);
+                if (dev && f)
+                        CHECK(explain_device_text(f, &s, NULL, dev, &dd, NULL, true, NULL) == 0);
+                if (f)
+                        fclose(f);
+                printf("%s", explained ? explained : "");
+                CHECK(explained && strstr(explained, "  max_ratio is 100 % (400M of the limit now): the policy has no opinion"));
+                CHECK(explained && strstr(explained, "  min_ratio is 0 % (0 of the limit now)"));
+                CHECK(explained && !strstr(explained, "max_bytes is"));
+                CHECK(explained && !strstr(explained, "min_bytes is"));
+        }
+        sample_done(&s);
+        observe_free(ctx);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", copy);
+        CHECK(system(cmd) == 0);
 }
 
 static const char *knob_managed =
@@ -752,6 +847,7 @@ int main(void) {
         test_devices();
         test_device();
         test_status();
+        test_linux_6_1();
         test_style();
         test_wait();
         TEST_EXIT();

@@ -530,6 +530,22 @@ grep -q 'Observing only, writing no knob: running in a container (lxc' "$tmp/ct.
         { cat "$tmp/ct.err"; fail "no log line about the container"; }
 ok "container marker: status says why it only observes, and so does the log"
 
+# --- Linux 6.1 (Debian 12): status and explain say what that kernel lets the daemon write ------------
+cp -r "$top_srcdir/tests/fake/linux-6.1" "$tmp/root-6.1"
+"$WBTUNED" --root "$tmp/root-6.1" --socket "$tmp/ctl" -c "$tmp/auto.conf" --quiet > "$tmp/61.out" 2> "$tmp/61.err" < /dev/null &
+daemon=$!
+wait_for_socket "$tmp/ctl" 10 || { cat "$tmp/61.err"; fail "the daemon on the 6.1 tree did not start"; }
+ctl status --no-pager > "$tmp/61.status" || fail "status on 6.1"
+# --root means dry-run: status says what auto would write there
+grep -q 'Mode: dry-run (on this kernel, auto would write flusher intervals only)$' "$tmp/61.status" ||
+        { cat "$tmp/61.status"; fail "6.1: status does not say that only the flusher intervals are written"; }
+ctl explain 254:0 --no-pager > "$tmp/61.explain" || fail "explain on 6.1"
+grep -q 'max_ratio is 100 % (' "$tmp/61.explain" && ! grep -q 'max_bytes is' "$tmp/61.explain" ||
+        { cat "$tmp/61.explain"; fail "6.1: explain does not name max_ratio"; }
+kill -TERM "$daemon"
+wait "$daemon"
+ok "6.1 tree: status says 'flusher intervals only', explain names max_ratio"
+
 # --- stdout a pipe that closes: the daemon stops printing, does not die of SIGPIPE ------------------
 mkfifo "$tmp/out.fifo"
 head -c 1 < "$tmp/out.fifo" > /dev/null &

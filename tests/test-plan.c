@@ -120,6 +120,13 @@ static bool ops_are(const fixture *f, const char *const *want) {
         return ok;
 }
 
+static bool has_note(const fixture *f, plan_note_kind kind) {
+        for (size_t i = 0; i < f->p.n_notes; i++)
+                if (f->p.notes[i].kind == kind)
+                        return true;
+        return false;
+}
+
 static bool build(fixture *f) {
         plan_done(&f->p);
         return plan_build(&f->in, &f->p) == 0;
@@ -224,8 +231,91 @@ static void test_device_order(void) {
         DT(&f, 0, KNOB_MAX_BYTES) = value(32 * M);
         DT(&f, 1, KNOB_MAX_BYTES) = value(10000 * M);
         CHECK(build(&f));
-        CHECK(ops_are(&f, (const char *[]) { "7:0 min_bytes 33554432", "7:0 max_bytes 33554432", NULL }));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 33554432", "7:0 min_bytes 33554432", NULL }));
+
+        printf("# a floor going up from 0 under a new cap: the cap first, whatever the limit does between them\n");
+        fixture_init(&f, 1, true);
+        DT(&f, 0, KNOB_MIN_BYTES) = value(141209600);
+        DT(&f, 0, KNOB_MAX_BYTES) = value(141211648);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 141211648", "7:0 min_bytes 141209600", NULL }));
         plan_done(&f.p);
+}
+
+/* issue 23 row 10: vm.dirty_bytes cannot be written (ReadOnlyPaths=/proc/sys/vm, an LSM) */
+static void test_limit_unwritable(void) {
+        fixture f = {};
+        struct {
+                const char *what;
+                knob_setting dirty;             /* what the kernel holds for the limit */
+                bool ours_written;              /* 7:0's max_bytes was written by us before */
+                bool safe;
+                const char *const want[4];
+        } rows[] = {
+                { "ratio mode: the limit follows memory, no device value",
+                  { KNOB_FORM_RATIO, 20 }, false, false, { NULL } },
+                { "ratio mode: ours go back to the originals",
+                  { KNOB_FORM_RATIO, 20 }, true, false, { "7:0 max_ratio_fine 1000000", NULL } },
+                { "bytes mode: the limit stays put, device knobs alone are safe",
+                  { KNOB_FORM_SELF, 400 * M }, false, true,
+                  { "7:0 max_bytes 141211648", "7:0 min_bytes 67108864", NULL } },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                printf("# limit unwritable, %s\n", rows[i].what);
+                fixture_init(&f, 1, true);
+                f.in.global_limit_unwritable = true;
+                f.in.global_now[KNOB_DIRTY_BYTES].setting = rows[i].dirty;
+                f.in.global_now[KNOB_DIRTY_BYTES].value = rows[i].dirty.form == KNOB_FORM_SELF ? rows[i].dirty.value : 0;
+                f.gown[KNOB_DIRTY_BYTES].refused = -EROFS;
+                f.in.global_target[KNOB_DIRTY_EXPIRE_CENTISECS] = value(1500);
+                if (rows[i].ours_written) {
+                        ours_fine(&f, 0, KNOB_MAX_BYTES, KNOB_PPM_FULL, 100000);
+                        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 100000);
+                }
+                DT(&f, 0, KNOB_MIN_BYTES) = value(64 * M);
+                DT(&f, 0, KNOB_MAX_BYTES) = value(141211648);
+                CHECK(plan_devices_alone_safe(&f.in) == rows[i].safe);
+                CHECK(build(&f));
+                if (rows[i].safe)
+                        CHECK(ops_are(&f, (const char *[]) { "global dirty_expire_centisecs 1500", rows[i].want[0],
+                                                             rows[i].want[1], NULL }));
+                else
+                        CHECK(ops_are(&f, rows[i].want));
+                CHECK(has_note(&f, PLAN_NOTE_DEVICES_DROPPED) == !rows[i].safe);
+        }
+        printf("# the limit writable: device knobs as planned\n");
+        fixture_init(&f, 1, true);
+        CHECK(plan_devices_alone_safe(&f.in));
+        plan_done(&f.p);
+}
+
+/* The second write of a pair, fitted to the first as the kernel holds it when it is made. */
+static void test_fit_pair(void) {
+        struct {
+                knob_id k;
+                uint64_t value, partner_ppm, thresh_pages, want;
+        } rows[] = {
+                /* the 6.12 case: max written at 180000 ppm of 200000 pages, the limit grew to 210000 pages */
+                { KNOB_MIN_BYTES, 141209600, 176000, 210000, 141209600 },
+                { KNOB_MIN_BYTES, 141209600, 100000, 210000, 21000ULL * PAGE },
+                { KNOB_MIN_BYTES, 4 * M, 1000000, 200000, 4 * M },
+                { KNOB_MAX_BYTES, 16 * M, 0, 200000, 16 * M },
+                { KNOB_MAX_BYTES, 100 * M, 200000, 190000, 38001ULL * PAGE },
+                { KNOB_MAX_BYTES, 100 * M, 5000000, 190000, 190001ULL * PAGE },     /* a partner beyond 100 % */
+        };
+
+        printf("# a pair's second write fits the first as the kernel holds it now\n");
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                uint64_t got = plan_fit_pair(rows[i].k, rows[i].value, rows[i].partner_ppm, rows[i].thresh_pages, PAGE);
+                uint64_t ppm = knob_bytes_to_ppm(got, rows[i].thresh_pages, PAGE);
+
+                CHECK_EQ_U64(got, rows[i].want);
+                if (rows[i].k == KNOB_MIN_BYTES)
+                        CHECK(ppm <= rows[i].partner_ppm);
+                else
+                        CHECK(ppm >= MIN(rows[i].partner_ppm, KNOB_PPM_FULL));
+        }
 }
 
 static void test_min_sum(void) {
@@ -421,5 +511,7 @@ int main(void) {
         test_drift();
         test_old_kernel();
         test_ownership();
+        test_limit_unwritable();
+        test_fit_pair();
         TEST_EXIT();
 }
