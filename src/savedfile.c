@@ -1,5 +1,6 @@
 /* The saved-originals file: versioned, checksummed, written atomically, read only when it is safe. */
 #include "savedfile.h"
+#include "escape.h"
 #include "log.h"
 #include "util.h"
 
@@ -24,15 +25,20 @@ static uint64_t fnv1a64(const char *buf, size_t size) {
         return h;
 }
 
+/* The reason is escaped here, once: it quotes the file's words, and it is printed to a terminal
+ * (--inspect-saved) and put in the journal. */
 static int fail(char **ret_error, int r, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char **ret_error, int r, const char *format, ...) {
+        char *raw = NULL;
         va_list ap;
 
         if (ret_error) {
                 va_start(ap, format);
-                if (vasprintf(ret_error, format, ap) < 0)
-                        *ret_error = NULL;
+                if (vasprintf(&raw, format, ap) < 0)
+                        raw = NULL;
                 va_end(ap);
+                *ret_error = raw ? escape_text_alloc(raw) : NULL;
+                free(raw);
         }
         return r;
 }
