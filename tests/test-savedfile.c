@@ -184,6 +184,73 @@ static void test_reason_escaped(void) {
         }
 }
 
+/* "bdi xNNNNNN min_bytes original min_ratio 0" lines: 42 bytes each, 180,000 of them under the 8 MiB bound. */
+static char *many_lines(size_t n_lines, size_t repeat_line, size_t *ret_size) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char *buf = NULL;
+        size_t size = 0;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                abort();
+        fputs("wbtuned-saved 2\n", f);
+        for (size_t line = 2; line < n_lines; line++)
+                /* line repeat_line lists line 2's device again */
+                fprintf(f, "bdi x%06zu min_bytes original min_ratio 0\n", line == repeat_line ? 2 : line);
+        fclose(TAKE_PTR(f));
+        *ret_size = size;
+        return buf;
+}
+
+static void test_large(void) {
+        const size_t n_lines = 180000;
+        _cleanup_free_ char *body = NULL, *wrong = NULL, *right = NULL, *distinct_body = NULL, *distinct = NULL;
+        size_t body_size = 0, size = 0;
+
+        printf("# %zu lines, a wrong checksum and a repeat on line 4: refused for the checksum\n", n_lines);
+        body = many_lines(n_lines, 4, &body_size);
+        wrong = signed_body(body, body_size, false, &size);
+        CHECK(size <= SAVED_FILE_MAX_BYTES);
+        {
+                _cleanup_free_ saved_entry *v = NULL;
+                _cleanup_free_ char *why = NULL;
+                size_t n = 0;
+                uint64_t t = now_usec();
+
+                CHECK(saved_file_parse(wrong, size, PAGE, &v, &n, &why) == -EBADMSG);
+                printf("#   %s (%.3f s)\n", why ? why : "(no reason)", (double) (now_usec() - t) / 1e6);
+                CHECK(why && strstr(why, "checksum mismatch"));
+        }
+
+        printf("# the same with the right checksum: the repeat is named by its line\n");
+        right = signed_body(body, body_size, true, &size);
+        {
+                _cleanup_free_ saved_entry *v = NULL;
+                _cleanup_free_ char *why = NULL;
+                size_t n = 0;
+
+                CHECK(saved_file_parse(right, size, PAGE, &v, &n, &why) == -EBADMSG);
+                printf("#   %s\n", why ? why : "(no reason)");
+                CHECK_STREQ(why, "line 4: x000002 min_bytes listed twice");
+        }
+
+        printf("# %zu distinct lines with the right checksum: every entry, in the file's order\n", n_lines);
+        distinct_body = many_lines(n_lines, 0, &body_size);
+        distinct = signed_body(distinct_body, body_size, true, &size);
+        {
+                _cleanup_free_ saved_entry *v = NULL;
+                _cleanup_free_ char *why = NULL;
+                size_t n = 0;
+                uint64_t t = now_usec();
+
+                CHECK(saved_file_parse(distinct, size, PAGE, &v, &n, &why) == 0);
+                printf("#   %s (%.3f s)\n", why ? why : "accepted", (double) (now_usec() - t) / 1e6);
+                CHECK_EQ_U64(n, n_lines - 2);
+                CHECK(v && n == n_lines - 2 && strcmp(v[0].bdi, "x000002") == 0 &&
+                      strcmp(v[n - 1].bdi, "x179999") == 0);
+        }
+}
+
 static void test_unsafe_files(void) {
         _cleanup_free_ saved_entry *v = NULL;
         char other[320], *why = NULL;
@@ -272,6 +339,7 @@ int main(void) {
         test_round_trip();
         test_refused_content();
         test_reason_escaped();
+        test_large();
         test_unsafe_files();
         {
                 char cmd[400];
