@@ -446,27 +446,23 @@ int saved_file_read(const char *path, uint64_t page_size, saved_entry **ret_entr
 }
 
 int saved_dir_check(const char *dir, char **ret_error) {
-        struct stat st;
+        _cleanup_free_ char *why = NULL;
+        _cleanup_close_ int fd = -1;
 
         if (ret_error)
                 *ret_error = NULL;
-        if (lstat(dir, &st) < 0) {
-                if (errno != ENOENT)
-                        return fail(ret_error, -errno, "%s cannot be examined: %s", dir, strerror(errno));
+        fd = dir_open_private(dir, &why);
+        if (fd == -ENOENT) {
                 if (mkdir(dir, 0755) < 0 && errno != EEXIST)
                         return fail(ret_error, -errno, "%s cannot be created: %s", dir, strerror(errno));
                 /* the umask may have taken bits away: the mode is ours to say */
-                if (chmod(dir, 0755) < 0 || lstat(dir, &st) < 0)
+                if (chmod(dir, 0755) < 0)
                         return fail(ret_error, -errno, "%s: %s", dir, strerror(errno));
+                free(why);
+                fd = dir_open_private(dir, &why);
         }
-        if (!S_ISDIR(st.st_mode))
-                return fail(ret_error, -ENOTDIR, "%s is not a directory", dir);
-        if (st.st_uid != geteuid())
-                return fail(ret_error, -EPERM, "%s is owned by uid %u, not %u", dir, (unsigned) st.st_uid,
-                            (unsigned) geteuid());
-        if (st.st_mode & (S_IWGRP | S_IWOTH))
-                return fail(ret_error, -EPERM, "%s is writable by others (mode %04o)", dir,
-                            (unsigned) (st.st_mode & 07777));
+        if (fd < 0)
+                return why ? fail(ret_error, fd, "%s", why) : fd;
         return 0;
 }
 
