@@ -685,7 +685,7 @@ int metrics_write_file(const char *path, const metrics_snapshot *s, struct stat 
         if (fd < 0)
                 return fd;
         /* node_exporter runs as its own user: it must be able to read the file */
-        if (fchmod(fd, 0644) < 0 || fstat(fd, &st) < 0 || !(f = fdopen(fd, "w"))) {
+        if (fchmod(fd, 0644) < 0 || !(f = fdopen(fd, "w"))) {
                 r = -errno;
                 close(fd);
                 (void) unlinkat(dir_fd, tmp, 0);
@@ -704,6 +704,9 @@ int metrics_write_file(const char *path, const metrics_snapshot *s, struct stat 
                 (void) unlinkat(dir_fd, tmp, 0);
                 return r;
         }
+        /* after the rename, which changes its ctime; nobody else can have touched the directory since */
+        if (ret_st && fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
         if (ret_st)
                 *ret_st = st;
         return 0;
@@ -713,6 +716,12 @@ bool metrics_textfile_due(const metrics_textfile *t, const char *path, uint64_t 
         if (!path || !*path)
                 return false;
         return t->attempt_usec == 0 || strcmp(t->path, path) != 0 || now_usec >= t->attempt_usec + interval_usec;
+}
+
+/* The inode's change time: with the size, an inode number freed and given to a new file does not
+ * make that file ours. */
+static uint64_t stat_ctime_nsec(const struct stat *st) {
+        return (uint64_t) st->st_ctim.tv_sec * 1000000000u + (uint64_t) st->st_ctim.tv_nsec;
 }
 
 #define TEXTFILE_RETRY "Trying again at every metrics_interval; logged again only when this changes."
@@ -753,6 +762,8 @@ int metrics_textfile_write(metrics_textfile *t, const char *path, const metrics_
         t->written = true;
         t->dev = (uint64_t) st.st_dev;
         t->ino = (uint64_t) st.st_ino;
+        t->ctime_nsec = stat_ctime_nsec(&st);
+        t->size = (uint64_t) st.st_size;
         return 0;
 }
 
@@ -775,7 +786,8 @@ void metrics_textfile_remove(metrics_textfile *t) {
         if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
                 if (errno != ENOENT)
                         log_warning_errno(errno, "Failed to examine the metrics file %s: %m", t->path);
-        } else if ((uint64_t) st.st_dev != t->dev || (uint64_t) st.st_ino != t->ino)
+        } else if ((uint64_t) st.st_dev != t->dev || (uint64_t) st.st_ino != t->ino ||
+                   stat_ctime_nsec(&st) != t->ctime_nsec || (uint64_t) st.st_size != t->size)
                 log_notice("Not removing the metrics file %s: it is no longer the file this daemon wrote.", t->path);
         else if (unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT)
                 log_warning_errno(errno, "Failed to remove the metrics file %s: %m", t->path);

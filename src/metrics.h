@@ -52,7 +52,7 @@ typedef struct metrics_textfile {
         char path[256];             /* the file last written or tried */
         uint64_t attempt_usec;      /* when (CLOCK_MONOTONIC); 0: never */
         bool written;               /* path holds our file: removed at stop, if it still is that file */
-        uint64_t dev, ino;          /* the file written last */
+        uint64_t dev, ino, ctime_nsec, size;   /* the file written last: its inode, last change, size */
         int error;                  /* the failure logged, 0 if the last attempt worked */
 } metrics_textfile;
 
@@ -61,7 +61,7 @@ bool metrics_textfile_due(const metrics_textfile *t, const char *path, uint64_t 
 /* Write s to path (see metrics_write_file()); returns what it returned. */
 int metrics_textfile_write(metrics_textfile *t, const char *path, const metrics_snapshot *s, uint64_t now_usec);
 /* Remove the file written (at stop, or when the configuration names another) while it is still the
- * file written (same inode, in a directory that passes the same checks), and forget it. */
+ * file written (same inode, change time and size, in a directory that passes the same checks), and forget it. */
 void metrics_textfile_remove(metrics_textfile *t);
 
 /* Client side: a metrics result's "text" pieces in order into f, exactly as sent (for promtool, a pipe
