@@ -33,6 +33,7 @@ struct actuator {
         bool min_scaled;               /* the sum-of-min shrink is in effect (logged once) */
         bool devices_alone;            /* vm.dirty_bytes is refused but held in bytes: device knobs only */
         bool saved_stale;              /* a device with saved originals was forgotten: rewrite the file */
+        int thresholds_error;          /* the failure to read the thresholds logged, 0 if they read */
         uint64_t writes_total, overrides_total, failures_total;
         uint64_t minute_writes[MINUTE_SLOTS];   /* writes per second of the last minute, by second % 60 */
         uint64_t minute_stamp[MINUTE_SLOTS];    /* which second each slot counts */
@@ -182,7 +183,26 @@ static int read_thresholds(const actuator *a, uint64_t *ret_dirty_pages, uint64_
         return got_dirty && got_bg ? 0 : -ENODATA;
 }
 
-static int read_globals(const actuator *a, plan_input *in) {
+/* The thresholds, with a failure logged when it starts or changes and one line when they read again,
+ * not at every tick (a kernel or tree without them fails every tick). */
+static int read_thresholds_noted(actuator *a, uint64_t *ret_dirty_pages, uint64_t *ret_bg_pages) {
+        int r = read_thresholds(a, ret_dirty_pages, ret_bg_pages);
+
+        if (r < 0) {
+                if (r != a->thresholds_error)
+                        log_error_errno(r, "Failed to read the dirty thresholds from %s/proc/vmstat: %m. No write is planned "
+                                        "until they read again; logged again only when this changes.", a->root);
+                else
+                        log_debug_errno(r, "Still cannot read the dirty thresholds from %s/proc/vmstat: %m", a->root);
+                a->thresholds_error = r;
+        } else if (a->thresholds_error != 0) {
+                log_info("The dirty thresholds read again from %s/proc/vmstat.", a->root);
+                a->thresholds_error = 0;
+        }
+        return r;
+}
+
+static int read_globals(actuator *a, plan_input *in) {
         int r;
 
         for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++) {
@@ -190,10 +210,7 @@ static int read_globals(const actuator *a, plan_input *in) {
                 if (r < 0)
                         return log_error_errno(r, "Failed to read %s/proc/sys/vm/%s: %m", a->root, knob_name(k));
         }
-        r = read_thresholds(a, &in->thresh_pages, &in->bg_thresh_pages);
-        if (r < 0)
-                return log_error_errno(r, "Failed to read the dirty thresholds from %s/proc/vmstat: %m", a->root);
-        return 0;
+        return read_thresholds_noted(a, &in->thresh_pages, &in->bg_thresh_pages);
 }
 
 /* ---- owned devices -------------------------------------------------------------------- */
@@ -791,9 +808,9 @@ static int build_devices(actuator *a, const sample *s, const decision *dec, bool
         size_t n_managed = 0, n_in_plan = 0;
         int r;
 
-        r = read_thresholds(a, &p->in.thresh_pages, &p->in.bg_thresh_pages);
+        r = read_thresholds_noted(a, &p->in.thresh_pages, &p->in.bg_thresh_pages);
         if (r < 0)
-                return log_error_errno(r, "Failed to read the dirty thresholds from %s/proc/vmstat: %m", a->root);
+                return r;
         /* known before any device write: refused by the probe or by the global write just made */
         p->in.global_limit_unwritable = a->g[KNOB_DIRTY_BYTES].refused != 0;
         if (!restore_all && !only_bdi)

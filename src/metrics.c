@@ -2,6 +2,7 @@
  * out of the protocol's JSON objects, a pure renderer, and an atomic writer for node_exporter. */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -622,32 +623,72 @@ int metrics_stream(metrics_snapshot *s, control_stream *ret) {
 
 /* --- the textfile --------------------------------------------------------------------------------- */
 
-int metrics_write_file(const char *path, const metrics_snapshot *s) {
-        _cleanup_free_ char *tmp = NULL;
+/* The textfile's directory, opened once for everything done in it (see dir_open_private(): a
+ * directory another user could change would let a symbolic link swapped in for it make us create and
+ * later remove files elsewhere). *ret_name: the file's name in it. The fd, or -errno (*ret_error). */
+static int textfile_dir_open(const char *path, const char **ret_name, char **ret_error) {
+        _cleanup_free_ char *dir = NULL;
         const char *slash = strrchr(path, '/');
+
+        *ret_error = NULL;
+        if (!slash || !slash[1])
+                return -EINVAL;
+        dir = slash == path ? strdup("/") : strndup(path, (size_t) (slash - path));
+        if (!dir)
+                return -ENOMEM;
+        *ret_name = slash + 1;
+        return dir_open_private(dir, ret_error);
+}
+
+/* A new file ".NAME.XXXXXX" in dir_fd (a name node_exporter skips: not *.prom), its name in tmp.
+ * Nobody else can write the directory, so the name need not be unguessable, only new (O_EXCL). */
+static int textfile_tmp_create(int dir_fd, const char *name, char *tmp, size_t size) {
+        static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        static unsigned counter;
+
+        for (unsigned attempt = 0; attempt < 100; attempt++) {
+                uint64_t x = (now_usec() ^ ((uint64_t) getpid() << 32)) + (uint64_t) counter++ * 0x9e3779b97f4a7c15ULL;
+                char suffix[7];
+                int fd;
+
+                for (size_t i = 0; i < 6; i++, x /= sizeof digits - 1)
+                        suffix[i] = digits[x % (sizeof digits - 1)];
+                suffix[6] = 0;
+                if ((size_t) snprintf(tmp, size, ".%s.%s", name, suffix) >= size)
+                        return -ENAMETOOLONG;
+                fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+                if (fd >= 0 || errno != EEXIST)
+                        return fd >= 0 ? fd : -errno;
+        }
+        return -EEXIST;
+}
+
+int metrics_write_file(const char *path, const metrics_snapshot *s, struct stat *ret_st, char **ret_error) {
+        _cleanup_free_ char *why = NULL;
+        _cleanup_close_ int dir_fd = -1;
+        const char *name = NULL;
+        char tmp[NAME_MAX + 1];
+        struct stat st;
         FILE *f;
         int fd, r;
 
-        if (!slash || !slash[1])
-                return -EINVAL;
-        /* the same directory, so the rename is atomic; a name node_exporter skips (not *.prom) */
-        if (asprintf(&tmp, "%.*s/.%s.XXXXXX", (int) (slash - path), path, slash + 1) < 0)
-                return -ENOMEM;
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        /* node_exporter runs as its own user: it must be able to read the file */
-        if (fchmod(fd, 0644) < 0) {
-                r = -errno;
-                close(fd);
-                unlink(tmp);
-                return r;
+        if (ret_error)
+                *ret_error = NULL;
+        dir_fd = textfile_dir_open(path, &name, &why);
+        if (dir_fd < 0) {
+                if (ret_error && dir_fd != -ENOENT)
+                        *ret_error = TAKE_PTR(why);   /* a missing directory: errno says it all */
+                return dir_fd;
         }
-        f = fdopen(fd, "w");
-        if (!f) {
+        /* the same directory, so the rename is atomic */
+        fd = textfile_tmp_create(dir_fd, name, tmp, sizeof tmp);
+        if (fd < 0)
+                return fd;
+        /* node_exporter runs as its own user: it must be able to read the file */
+        if (fchmod(fd, 0644) < 0 || !(f = fdopen(fd, "w"))) {
                 r = -errno;
                 close(fd);
-                unlink(tmp);
+                (void) unlinkat(dir_fd, tmp, 0);
                 return r;
         }
         r = metrics_render(s, f);
@@ -657,11 +698,18 @@ int metrics_write_file(const char *path, const metrics_snapshot *s) {
                 r = -errno;
         if (fclose(f) != 0 && r >= 0)
                 r = -errno;
-        if (r >= 0 && rename(tmp, path) < 0)
+        if (r >= 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
                 r = -errno;
-        if (r < 0)
-                unlink(tmp);
-        return r < 0 ? r : 0;
+        if (r < 0) {
+                (void) unlinkat(dir_fd, tmp, 0);
+                return r;
+        }
+        /* after the rename, which changes its ctime; nobody else can have touched the directory since */
+        if (ret_st && fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (ret_st)
+                *ret_st = st;
+        return 0;
 }
 
 bool metrics_textfile_due(const metrics_textfile *t, const char *path, uint64_t interval_usec, uint64_t now_usec) {
@@ -670,7 +718,17 @@ bool metrics_textfile_due(const metrics_textfile *t, const char *path, uint64_t 
         return t->attempt_usec == 0 || strcmp(t->path, path) != 0 || now_usec >= t->attempt_usec + interval_usec;
 }
 
+/* The inode's change time: with the size, an inode number freed and given to a new file does not
+ * make that file ours. */
+static uint64_t stat_ctime_nsec(const struct stat *st) {
+        return (uint64_t) st->st_ctim.tv_sec * 1000000000u + (uint64_t) st->st_ctim.tv_nsec;
+}
+
+#define TEXTFILE_RETRY "Trying again at every metrics_interval; logged again only when this changes."
+
 int metrics_textfile_write(metrics_textfile *t, const char *path, const metrics_snapshot *s, uint64_t now_usec) {
+        _cleanup_free_ char *why = NULL;
+        struct stat st;
         int r;
 
         if (strcmp(t->path, path) != 0) {
@@ -678,11 +736,23 @@ int metrics_textfile_write(metrics_textfile *t, const char *path, const metrics_
                 snprintf(t->path, sizeof t->path, "%s", path);
         }
         t->attempt_usec = MAX(now_usec, (uint64_t) 1);
-        r = metrics_write_file(path, s);
+        r = metrics_write_file(path, s, &st, &why);
         if (r < 0) {
-                if (t->error != r)
-                        log_warning_errno(r, "Failed to write the metrics file %s: %m. Trying again at every "
-                                          "metrics_interval; logged again only when this changes.", path);
+                if (t->error != r) {
+                        const char *slash = strrchr(path, '/');
+                        int dir_len = slash && slash != path ? (int) (slash - path) : 1;
+
+                        if (why)
+                                log_warning_errno(r, "Failed to write the metrics file %s: %s. " TEXTFILE_RETRY, path, why);
+                        else if (r == -EROFS)
+                                /* the shipped unit's ProtectSystem=strict leaves only ReadWritePaths= writable */
+                                log_warning_errno(r, "Failed to write the metrics file %s: %m. Under wbtuned.service "
+                                                  "(ProtectSystem=strict) a directory is writable only when listed: add "
+                                                  "\"ReadWritePaths=%.*s\" to [Service] in a drop-in (systemctl edit "
+                                                  "wbtuned.service). " TEXTFILE_RETRY, path, dir_len, path);
+                        else
+                                log_warning_errno(r, "Failed to write the metrics file %s: %m. " TEXTFILE_RETRY, path);
+                }
                 t->error = r;
                 return r;
         }
@@ -690,12 +760,38 @@ int metrics_textfile_write(metrics_textfile *t, const char *path, const metrics_
                 log_notice("Writing the metrics file %s again.", path);
         t->error = 0;
         t->written = true;
+        t->dev = (uint64_t) st.st_dev;
+        t->ino = (uint64_t) st.st_ino;
+        t->ctime_nsec = stat_ctime_nsec(&st);
+        t->size = (uint64_t) st.st_size;
         return 0;
 }
 
 void metrics_textfile_remove(metrics_textfile *t) {
-        if (t->written && unlink(t->path) < 0 && errno != ENOENT)
+        _cleanup_free_ char *why = NULL;
+        _cleanup_close_ int dir_fd = -1;
+        const char *name = NULL;
+        struct stat st;
+
+        if (!t->written)
+                goto done;
+        dir_fd = textfile_dir_open(t->path, &name, &why);
+        if (dir_fd == -ENOENT)
+                goto done;                       /* gone with its directory */
+        if (dir_fd < 0) {
+                log_warning_errno(dir_fd, "Not removing the metrics file %s: %s.", t->path, why ? why : strerror(-dir_fd));
+                goto done;
+        }
+        /* only while it is still the file we wrote: not one that took its place since */
+        if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                if (errno != ENOENT)
+                        log_warning_errno(errno, "Failed to examine the metrics file %s: %m", t->path);
+        } else if ((uint64_t) st.st_dev != t->dev || (uint64_t) st.st_ino != t->ino ||
+                   stat_ctime_nsec(&st) != t->ctime_nsec || (uint64_t) st.st_size != t->size)
+                log_notice("Not removing the metrics file %s: it is no longer the file this daemon wrote.", t->path);
+        else if (unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT)
                 log_warning_errno(errno, "Failed to remove the metrics file %s: %m", t->path);
+done:
         *t = (metrics_textfile) {};
 }
 

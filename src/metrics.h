@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <json-c/json.h>
 
 #include "control.h"
@@ -40,15 +41,18 @@ int metrics_render(const metrics_snapshot *s, FILE *f);
 int metrics_stream(metrics_snapshot *s, control_stream *ret);
 
 /* Write s to path atomically: a temporary file in the same directory (named .NAME.XXXXXX, which
- * node_exporter does not read), mode 0644, renamed over path. 0 or -errno. */
-int metrics_write_file(const char *path, const metrics_snapshot *s);
+ * node_exporter does not read), mode 0644, renamed over path; the directory is opened once and must be
+ * one nobody else can change (dir_open_private()). 0 (with *ret_st, the file's stat, if not NULL) or
+ * -errno, with *ret_error saying why when the directory was refused (NULL otherwise). */
+int metrics_write_file(const char *path, const metrics_snapshot *s, struct stat *ret_st, char **ret_error);
 
 /* The daemon's textfile: written every interval; a failure is logged when it starts and when it ends,
  * not at every attempt. */
 typedef struct metrics_textfile {
         char path[256];             /* the file last written or tried */
         uint64_t attempt_usec;      /* when (CLOCK_MONOTONIC); 0: never */
-        bool written;               /* path holds our file: removed at stop */
+        bool written;               /* path holds our file: removed at stop, if it still is that file */
+        uint64_t dev, ino, ctime_nsec, size;   /* the file written last: its inode, last change, size */
         int error;                  /* the failure logged, 0 if the last attempt worked */
 } metrics_textfile;
 
@@ -56,7 +60,8 @@ typedef struct metrics_textfile {
 bool metrics_textfile_due(const metrics_textfile *t, const char *path, uint64_t interval_usec, uint64_t now_usec);
 /* Write s to path (see metrics_write_file()); returns what it returned. */
 int metrics_textfile_write(metrics_textfile *t, const char *path, const metrics_snapshot *s, uint64_t now_usec);
-/* Remove the file written (at stop, or when the configuration names another), and forget it. */
+/* Remove the file written (at stop, or when the configuration names another) while it is still the
+ * file written (same inode, change time and size, in a directory that passes the same checks), and forget it. */
 void metrics_textfile_remove(metrics_textfile *t);
 
 /* Client side: a metrics result's "text" pieces in order into f, exactly as sent (for promtool, a pipe

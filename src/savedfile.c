@@ -1,5 +1,6 @@
 /* The saved-originals file: versioned, checksummed, written atomically, read only when it is safe. */
 #include "savedfile.h"
+#include "escape.h"
 #include "log.h"
 #include "util.h"
 
@@ -24,15 +25,20 @@ static uint64_t fnv1a64(const char *buf, size_t size) {
         return h;
 }
 
+/* The reason is escaped here, once: it quotes the file's words, and it is printed to a terminal
+ * (--inspect-saved) and put in the journal. */
 static int fail(char **ret_error, int r, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char **ret_error, int r, const char *format, ...) {
+        char *raw = NULL;
         va_list ap;
 
         if (ret_error) {
                 va_start(ap, format);
-                if (vasprintf(ret_error, format, ap) < 0)
-                        *ret_error = NULL;
+                if (vasprintf(&raw, format, ap) < 0)
+                        raw = NULL;
                 va_end(ap);
+                *ret_error = raw ? escape_text_alloc(raw) : NULL;
+                free(raw);
         }
         return r;
 }
@@ -236,38 +242,120 @@ static int entry_cmp(const saved_entry *a, const saved_entry *b) {
         return c ? c : (int) a->knob - (int) b->knob;
 }
 
+/* Entries by device and knob, then by their place in the file. */
+static int entry_ptr_cmp(const void *a, const void *b) {
+        const saved_entry *x = *(const saved_entry *const *) a, *y = *(const saved_entry *const *) b;
+        int c = entry_cmp(x, y);
+        return c ? c : (x > y) - (x < y);
+}
+
+/* The line of the first entry that repeats an earlier one's device and knob, 0 if none: sorted, so a
+ * file of many lines costs n log n, not n^2. */
+static size_t find_repeat(const saved_entry *v, const size_t *line_of, size_t n, size_t *ret_index) {
+        _cleanup_free_ const saved_entry **sorted = NULL;
+        size_t line = 0;
+
+        if (n < 2)
+                return 0;
+        sorted = malloc(n * sizeof *sorted);
+        if (!sorted)
+                return SIZE_MAX;
+        for (size_t i = 0; i < n; i++)
+                sorted[i] = &v[i];
+        qsort(sorted, n, sizeof *sorted, entry_ptr_cmp);
+        for (size_t i = 1; i < n; i++) {
+                size_t k = (size_t) (sorted[i] - v);
+
+                /* the second of each run of equal entries is the earliest repeat of that one */
+                if (entry_cmp(sorted[i - 1], sorted[i]) == 0 && (i < 2 || entry_cmp(sorted[i - 2], sorted[i]) != 0) &&
+                    (line == 0 || line_of[k] < line)) {
+                        line = line_of[k];
+                        *ret_index = k;
+                }
+        }
+        return line;
+}
+
+/* The last line, "checksum fnv1a64 <16 hex>", at buf[start..end) (no newline): the sum it states.
+ * buf need not be NUL-terminated: only lengths and memcmp. */
+static bool parse_checksum_line(const char *buf, size_t start, size_t end, uint64_t *ret_sum) {
+        static const char prefix[] = CHECKSUM_WORD " " CHECKSUM_ALGO " ";
+        const size_t n_prefix = sizeof prefix - 1;
+        uint64_t sum = 0;
+
+        if (end - start != n_prefix + 16 || memcmp(buf + start, prefix, n_prefix) != 0)
+                return false;
+        for (size_t i = start + n_prefix; i < end; i++) {
+                char c = buf[i];
+                unsigned d = c >= '0' && c <= '9' ? (unsigned) (c - '0') :
+                             c >= 'a' && c <= 'f' ? (unsigned) (c - 'a' + 10) :
+                             c >= 'A' && c <= 'F' ? (unsigned) (c - 'A' + 10) : 16;
+                if (d == 16)
+                        return false;
+                sum = sum << 4 | d;
+        }
+        *ret_sum = sum;
+        return true;
+}
+
 int saved_file_parse(const char *buf, size_t size, uint64_t page_size, saved_entry **ret_entries, size_t *ret_n,
                      char **ret_error) {
         _cleanup_free_ char *copy = NULL;
         _cleanup_free_ saved_entry *v = NULL;
-        size_t n = 0, allocated = 0, line_no = 0, body_end = 0;
-        bool have_version = false, have_checksum = false;
-        uint64_t want_sum = 0;
+        _cleanup_free_ size_t *line_of = NULL;
+        size_t n = 0, allocated = 0, allocated_lines = 0, line_no = 0, body_end = 0, n_newlines = 0, repeat, k = 0;
+        bool have_version = false, nul = false;
+        uint64_t want_sum = 0, sum = 0xcbf29ce484222325ULL;
 
         if (ret_error)
                 *ret_error = NULL;
+        /* first the bound and the checksum, in one pass: a damaged file of many lines is refused
+         * before any of them is parsed */
         if (size > SAVED_FILE_MAX_BYTES)
                 return fail(ret_error, -EBADMSG, "larger than %u bytes", SAVED_FILE_MAX_BYTES);
-        if (memchr(buf, 0, size))
+        if (size == 0)
+                return fail(ret_error, -EBADMSG, "no \"%s\" version line (the file is empty)", MAGIC);
+        if (buf[size - 1] == '\n') {
+                const char *nl = size > 1 ? memrchr(buf, '\n', size - 1) : NULL;
+                body_end = nl ? (size_t) (nl - buf) + 1 : 0;
+        } else
+                body_end = size;
+        for (size_t i = 0; i < size; i++) {
+                unsigned char c = (unsigned char) buf[i];
+
+                if (i < body_end) {
+                        sum ^= c;
+                        sum *= 0x100000001b3ULL;
+                }
+                n_newlines += c == '\n';
+                nul |= c == 0;
+        }
+        if (nul)
                 return fail(ret_error, -EBADMSG, "contains a NUL byte");
-        copy = malloc(size + 1);
+        if (buf[size - 1] != '\n')
+                return fail(ret_error, -EBADMSG, "line %zu: not terminated (the file is cut short)", n_newlines + 1);
+        if (!parse_checksum_line(buf, body_end, size - 1, &want_sum)) {
+                if (size - 1 - body_end >= strlen(CHECKSUM_WORD) && memcmp(buf + body_end, CHECKSUM_WORD, strlen(CHECKSUM_WORD)) == 0)
+                        return fail(ret_error, -EBADMSG, "line %zu: expected \"%s %s HEX\"", n_newlines, CHECKSUM_WORD,
+                                    CHECKSUM_ALGO);
+                return fail(ret_error, -EBADMSG, "no checksum line (the file is cut short)");
+        }
+        if (sum != want_sum)
+                return fail(ret_error, -EBADMSG, "checksum mismatch: the file was changed or damaged");
+
+        /* then the lines before the checksum line */
+        copy = malloc(body_end + 1);
         if (!copy)
                 return -ENOMEM;
-        memcpy(copy, buf, size);
-        copy[size] = 0;
-
-        for (char *line = copy, *next; line < copy + size; line = next) {
+        memcpy(copy, buf, body_end);
+        copy[body_end] = 0;
+        for (char *line = copy, *next; line < copy + body_end; line = next) {
                 char *w[12], *save = NULL;
                 size_t nw = 0;
-                size_t offset = (size_t) (line - copy);
 
-                next = strchr(line, '\n');
-                if (!next)
-                        return fail(ret_error, -EBADMSG, "line %zu: not terminated (the file is cut short)", line_no + 1);
+                next = strchr(line, '\n');   /* the body ends in one: the checksum line follows */
                 *next++ = 0;
                 line_no++;
-                if (have_checksum)
-                        return fail(ret_error, -EBADMSG, "line %zu: text after the checksum line", line_no);
                 if (line[0] == '#' || line[0] == 0)
                         continue;
                 for (char *t = strtok_r(line, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
@@ -288,20 +376,10 @@ int saved_file_parse(const char *buf, size_t size, uint64_t page_size, saved_ent
                         have_version = true;
                         continue;
                 }
-                if (strcmp(w[0], CHECKSUM_WORD) == 0) {
-                        char *end;
-                        if (nw != 3 || strcmp(w[1], CHECKSUM_ALGO) != 0 || strlen(w[2]) != 16)
-                                return fail(ret_error, -EBADMSG, "line %zu: expected \"%s %s HEX\"", line_no,
-                                            CHECKSUM_WORD, CHECKSUM_ALGO);
-                        errno = 0;
-                        want_sum = strtoull(w[2], &end, 16);
-                        if (errno || *end)
-                                return fail(ret_error, -EBADMSG, "line %zu: bad checksum digits", line_no);
-                        have_checksum = true;
-                        body_end = offset;
-                        continue;
-                }
-                if (grow_array((void **) &v, &allocated, n, sizeof *v) < 0)
+                if (strcmp(w[0], CHECKSUM_WORD) == 0)
+                        return fail(ret_error, -EBADMSG, "line %zu: text after the checksum line", line_no);
+                if (grow_array((void **) &v, &allocated, n, sizeof *v) < 0 ||
+                    grow_array((void **) &line_of, &allocated_lines, n, sizeof *line_of) < 0)
                         return -ENOMEM;
                 {
                         _cleanup_free_ char *why = NULL;
@@ -309,18 +387,16 @@ int saved_file_parse(const char *buf, size_t size, uint64_t page_size, saved_ent
                         if (r < 0)
                                 return fail(ret_error, -EBADMSG, "line %zu: %s", line_no, why ? why : "bad line");
                 }
-                for (size_t i = 0; i < n; i++)
-                        if (entry_cmp(&v[i], &v[n]) == 0)
-                                return fail(ret_error, -EBADMSG, "line %zu: %s %s listed twice", line_no,
-                                            v[n].bdi[0] ? v[n].bdi : "global", knob_name(v[n].knob));
-                n++;
+                line_of[n++] = line_no;
         }
         if (!have_version)
                 return fail(ret_error, -EBADMSG, "no \"%s\" version line", MAGIC);
-        if (!have_checksum)
-                return fail(ret_error, -EBADMSG, "no checksum line (the file is cut short)");
-        if (fnv1a64(buf, body_end) != want_sum)
-                return fail(ret_error, -EBADMSG, "checksum mismatch: the file was changed or damaged");
+        repeat = find_repeat(v, line_of, n, &k);
+        if (repeat == SIZE_MAX)
+                return -ENOMEM;
+        if (repeat > 0)
+                return fail(ret_error, -EBADMSG, "line %zu: %s %s listed twice", repeat, v[k].bdi[0] ? v[k].bdi : "global",
+                            knob_name(v[k].knob));
         *ret_entries = TAKE_PTR(v);
         *ret_n = n;
         return 0;
@@ -370,27 +446,23 @@ int saved_file_read(const char *path, uint64_t page_size, saved_entry **ret_entr
 }
 
 int saved_dir_check(const char *dir, char **ret_error) {
-        struct stat st;
+        _cleanup_free_ char *why = NULL;
+        _cleanup_close_ int fd = -1;
 
         if (ret_error)
                 *ret_error = NULL;
-        if (lstat(dir, &st) < 0) {
-                if (errno != ENOENT)
-                        return fail(ret_error, -errno, "%s cannot be examined: %s", dir, strerror(errno));
+        fd = dir_open_private(dir, &why);
+        if (fd == -ENOENT) {
                 if (mkdir(dir, 0755) < 0 && errno != EEXIST)
                         return fail(ret_error, -errno, "%s cannot be created: %s", dir, strerror(errno));
                 /* the umask may have taken bits away: the mode is ours to say */
-                if (chmod(dir, 0755) < 0 || lstat(dir, &st) < 0)
+                if (chmod(dir, 0755) < 0)
                         return fail(ret_error, -errno, "%s: %s", dir, strerror(errno));
+                free(why);
+                fd = dir_open_private(dir, &why);
         }
-        if (!S_ISDIR(st.st_mode))
-                return fail(ret_error, -ENOTDIR, "%s is not a directory", dir);
-        if (st.st_uid != geteuid())
-                return fail(ret_error, -EPERM, "%s is owned by uid %u, not %u", dir, (unsigned) st.st_uid,
-                            (unsigned) geteuid());
-        if (st.st_mode & (S_IWGRP | S_IWOTH))
-                return fail(ret_error, -EPERM, "%s is writable by others (mode %04o)", dir,
-                            (unsigned) (st.st_mode & 07777));
+        if (fd < 0)
+                return why ? fail(ret_error, fd, "%s", why) : fd;
         return 0;
 }
 

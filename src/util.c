@@ -4,8 +4,10 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 char *path_join_root(const char *root, const char *path) {
@@ -321,4 +323,45 @@ int grow_array(void **v, size_t *allocated, size_t n, size_t size) {
         *v = p;
         *allocated = next;
         return 0;
+}
+
+static int dir_refuse(char **ret_error, int r, const char *format, ...) __attribute__((format(printf, 3, 4)));
+static int dir_refuse(char **ret_error, int r, const char *format, ...) {
+        va_list ap;
+
+        if (ret_error) {
+                va_start(ap, format);
+                if (vasprintf(ret_error, format, ap) < 0)
+                        *ret_error = NULL;
+                va_end(ap);
+        }
+        return r;
+}
+
+int dir_open_private(const char *dir, char **ret_error) {
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        if (ret_error)
+                *ret_error = NULL;
+        fd = open(dir, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                int r = -errno;
+                return dir_refuse(ret_error, r, "%s cannot be opened: %s", dir, strerror(-r));
+        }
+        if (fstat(fd, &st) < 0) {
+                int r = -errno;
+                return dir_refuse(ret_error, r, "%s cannot be examined: %s", dir, strerror(-r));
+        }
+        if (S_ISLNK(st.st_mode))
+                return dir_refuse(ret_error, -ELOOP, "%s is a symbolic link, not a directory", dir);
+        if (!S_ISDIR(st.st_mode))
+                return dir_refuse(ret_error, -ENOTDIR, "%s is not a directory", dir);
+        if (st.st_uid != geteuid())
+                return dir_refuse(ret_error, -EPERM, "%s is owned by uid %u, not %u", dir, (unsigned) st.st_uid,
+                                  (unsigned) geteuid());
+        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return dir_refuse(ret_error, -EPERM, "%s is writable by others (mode %04o)", dir,
+                                  (unsigned) (st.st_mode & 07777));
+        return TAKE_FD(fd);
 }

@@ -90,5 +90,12 @@ size_t search_sorted(const void *base, size_t n, size_t size, const void *key,
 /* Make room for element n of an array of *allocated elements (doubling). 0 or -ENOMEM. */
 int grow_array(void **v, size_t *allocated, size_t n, size_t size);
 
+/* A directory for files this process writes and others must not swap: dir opened once (O_PATH,
+ * O_NOFOLLOW: a symbolic link in its place is refused), a directory owned by this process's user
+ * (root for the daemon) and writable by no group or other user, so nobody else can rename, replace or
+ * plant anything in it; every file in it is then made and removed with *at() calls relative to the fd.
+ * Returns the fd, or -errno with *ret_error (malloc'd, naming dir; NULL on out of memory). */
+int dir_open_private(const char *dir, char **ret_error);
+
 /* strdup that aborts on out-of-memory; we never run with half-made state. */
 char *xstrdup(const char *s);

@@ -106,3 +106,37 @@ note "after stop: ActiveState=$(prop ActiveState) SubState=$(prop SubState) Resu
 check stopped-inactive test "$(prop ActiveState)" = inactive
 check stopped-result-success test "$(prop Result)" = success
 check nothing-saved test ! -e /run/wbtuned/saved
+
+# 8. metrics_textfile in a directory the unit leaves read-only (ProtectSystem=strict): one journal line
+#    naming the file, the reason and the fix (a ReadWritePaths= drop-in), and the daemon keeps running;
+#    with that drop-in the file is written, and removed at stop.
+promdir=/var/lib/prometheus/node-exporter
+mkdir -p "$promdir"
+chmod 755 "$promdir"
+printf '[daemon]\nmetrics_textfile = %s/wbtuned.prom\nmetrics_interval = 1s\n' "$promdir" > /etc/wbtuned.conf.d/60-e2e-metrics.conf
+since=$(date +%s)
+sleep 1
+check metrics-ro-start systemctl start wbtuned.service
+until_ok 10 test -S /run/wbtuned/control
+sleep 4    # four metrics_interval: one line for them all
+journal_since "$since" > "$out/metrics-ro.journal" 2>&1
+n_lines=$(grep -c 'Failed to write the metrics file' "$out/metrics-ro.journal")
+note "read-only textfile directory: $n_lines line(s): $(grep -m1 'Failed to write the metrics file' "$out/metrics-ro.journal")"
+check metrics-ro-logged-once test "$n_lines" -eq 1
+check metrics-ro-names-file-reason-fix grep -q \
+        "Failed to write the metrics file $promdir/wbtuned.prom: Read-only file system\..*\"ReadWritePaths=$promdir\" to \[Service\] in a drop-in" \
+        "$out/metrics-ro.journal"
+check metrics-ro-still-active systemctl is-active -q wbtuned.service
+check metrics-ro-no-file test ! -e "$promdir/wbtuned.prom"
+# the fix the line names
+printf '# tests/test-nspawn.sh only\n[Service]\nReadWritePaths=%s\n' "$promdir" > /etc/systemd/system/wbtuned.service.d/60-e2e-metrics.conf
+systemctl daemon-reload
+check metrics-rw-restart systemctl restart wbtuned.service
+check metrics-rw-written until_ok 10 test -s "$promdir/wbtuned.prom"
+note "with ReadWritePaths=$promdir: $(ls -l "$promdir" 2>&1 | tail -n +2)"
+check metrics-rw-mode-644 test "$(stat -c %a "$promdir/wbtuned.prom" 2> /dev/null)" = 644
+check metrics-rw-has-metrics grep -q '^wbtuned_ticks_total ' "$promdir/wbtuned.prom"
+check metrics-rw-stop systemctl stop wbtuned.service
+check metrics-rw-removed-at-stop test ! -e "$promdir/wbtuned.prom"
+rm -f /etc/wbtuned.conf.d/60-e2e-metrics.conf /etc/systemd/system/wbtuned.service.d/60-e2e-metrics.conf
+systemctl daemon-reload

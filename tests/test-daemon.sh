@@ -561,4 +561,30 @@ rc=$?
 [[ $rc -eq 0 ]] || { cat "$tmp/pipe.err"; fail "after stdout closed: exit $rc on SIGTERM"; }
 grep -q 'no longer printing' "$tmp/pipe.err" || { cat "$tmp/pipe.err"; fail "no warning about the closed stdout"; }
 ok "stdout closed: a warning, still answering, exit 0 on SIGTERM"
+
+# --- /proc/vmstat without the dirty thresholds: told when it starts and when it ends, not every tick --------
+# (--dry-run prints the plan of every tick, which reads the thresholds: 25 ticks without them, then back,
+# then away again)
+cp "$fake/proc/vmstat" "$tmp/vmstat.saved"
+"$WBTUNED" --root "$fake" --socket "$tmp/ctl" -c "$tmp/good.conf" --dry-run > "$tmp/thresh.out" 2> "$tmp/thresh.err" < /dev/null &
+daemon=$!
+push_cleanup "stop_pid $daemon"
+wait_for_socket "$tmp/ctl" 10 || { cat "$tmp/thresh.err"; fail "the daemon did not start"; }
+sleep 0.5
+grep -v '^nr_dirty_threshold ' "$tmp/vmstat.saved" | atomic_write "$fake/proc/vmstat"
+sleep 5                 # 25 ticks at 200 ms
+atomic_write "$fake/proc/vmstat" < "$tmp/vmstat.saved"
+wait_for_line "$tmp/thresh.err" 'The dirty thresholds read again' 5 || { cat "$tmp/thresh.err"; fail "no line when the thresholds read again"; }
+sleep 0.5
+grep -v '^nr_dirty_threshold ' "$tmp/vmstat.saved" | atomic_write "$fake/proc/vmstat"
+sleep 1.5
+kill -0 "$daemon" 2> /dev/null || { cat "$tmp/thresh.err"; fail "the daemon died without the thresholds"; }
+kill -TERM "$daemon"
+wait "$daemon"
+atomic_write "$fake/proc/vmstat" < "$tmp/vmstat.saved"
+n_failed=$(grep -c 'Failed to read the dirty thresholds' "$tmp/thresh.err")
+n_again=$(grep -c 'The dirty thresholds read again' "$tmp/thresh.err")
+[[ $n_failed -eq 2 && $n_again -eq 1 ]] ||
+        { sort "$tmp/thresh.err" | uniq -c | sort -rn | head; fail "thresholds missing twice: $n_failed failure lines (not 2) and $n_again 'read again' (not 1)"; }
+ok "vmstat without the thresholds, twice: $n_failed lines, and $n_again when they read again: $(grep -m1 'Failed to read the dirty thresholds' "$tmp/thresh.err")"
 exit 0

@@ -517,6 +517,15 @@ static void test_stream(void) {
         json_object_put(result);
 }
 
+static int write_file_text(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+
+        if (!f)
+                return -errno;
+        fputs(text, f);
+        return fclose(f) == 0 ? 0 : -errno;
+}
+
 static unsigned count_entries(const char *dir) {
         _cleanup_closedir_ DIR *d = opendir(dir);
         struct dirent *de;
@@ -538,13 +547,13 @@ static void test_textfile(void) {
         snprintf(path, sizeof path, "%s/wbtuned.prom", dir);
         snprintf(missing, sizeof missing, "%s/nodir/wbtuned.prom", dir);
 
-        CHECK_EQ_U64(metrics_write_file(path, s), 0);
+        CHECK_EQ_U64(metrics_write_file(path, s, NULL, NULL), 0);
         CHECK(read_file_full(path, &written, NULL) == 0);
         CHECK_STREQ(written, text);
         CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0644);
         CHECK_EQ_U64(count_entries(dir), 1);          /* no temporary file left */
-        CHECK(metrics_write_file(missing, s) == -ENOENT);
-        CHECK(metrics_write_file("wbtuned.prom", s) == -EINVAL);
+        CHECK(metrics_write_file(missing, s, NULL, NULL) == -ENOENT);
+        CHECK(metrics_write_file("wbtuned.prom", s, NULL, NULL) == -EINVAL);
         CHECK_EQ_U64(count_entries(dir), 1);
 
         /* due: never written, then every interval, at once for another path, never without one */
@@ -563,6 +572,101 @@ static void test_textfile(void) {
         metrics_textfile_remove(&t);
         CHECK(access(path, F_OK) < 0 && errno == ENOENT);
         CHECK(!t.written && t.attempt_usec == 0);
+
+        metrics_snapshot_free(s);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        (void) !system(cmd);
+}
+
+/* The textfile's directory must be one nobody else can change: a symbolic link swapped in for it, or a
+ * directory a group or other users (or, as root, another owner) can write, is refused, and nothing is
+ * created or removed through it. At stop the file goes only while it is the file written. */
+static void test_textfile_unsafe_dir(void) {
+        char dir[] = "/tmp/test-metrics.XXXXXX", prom[300], path[320], victim[300], victim_file[320], cmd[340];
+        metrics_snapshot *s = fixture(true, 2);
+        _cleanup_free_ char *why = NULL, *victim_text = NULL;
+        metrics_textfile t = {};
+        struct stat st;
+
+        /* mkdtemp's directory is 0700: private, whatever is made in it below */
+        CHECK(mkdtemp(dir) != NULL);
+        snprintf(prom, sizeof prom, "%s/prom", dir);
+        snprintf(path, sizeof path, "%s/wbtuned.prom", prom);
+        snprintf(victim, sizeof victim, "%s/victim", dir);
+        snprintf(victim_file, sizeof victim_file, "%s/wbtuned.prom", victim);
+        CHECK(mkdir(prom, 0755) == 0 && mkdir(victim, 0755) == 0);
+        CHECK(write_file_text(victim_file, "the victim's own file\n") == 0);
+
+        printf("# written, then the directory moved away and a symbolic link to another put in its place\n");
+        CHECK_EQ_U64(metrics_textfile_write(&t, path, s, 1000000), 0);
+        CHECK(t.written);
+        {
+                char moved[320];
+                snprintf(moved, sizeof moved, "%s.moved", prom);
+                CHECK(rename(prom, moved) == 0);
+                CHECK(symlink(victim, prom) == 0);
+        }
+        CHECK(metrics_textfile_write(&t, path, s, 20000000) == -ELOOP);
+        CHECK(metrics_write_file(path, s, NULL, &why) == -ELOOP);
+        printf("#   %s\n", why ? why : "(no reason)");
+        CHECK(why && strstr(why, prom) && strstr(why, "symbolic link"));
+        free(why);
+        why = NULL;
+        CHECK_EQ_U64(count_entries(victim), 1);          /* no temporary file made there */
+        CHECK(read_file_full(victim_file, &victim_text, NULL) == 0);
+        CHECK_STREQ(victim_text, "the victim's own file\n");
+        /* stop: the victim's file of the same name is not ours to remove */
+        metrics_textfile_remove(&t);
+        CHECK(access(victim_file, F_OK) == 0);
+        CHECK(!t.written);
+        CHECK(unlink(prom) == 0);
+        {
+                char moved[320];
+                snprintf(moved, sizeof moved, "%s.moved", prom);
+                CHECK(rename(moved, prom) == 0);
+        }
+
+        printf("# a file put in the written one's place is not removed at stop\n");
+        CHECK_EQ_U64(metrics_textfile_write(&t, path, s, 40000000), 0);
+        CHECK(unlink(path) == 0);
+        CHECK(write_file_text(path, "someone else's\n") == 0);
+        metrics_textfile_remove(&t);
+        CHECK(access(path, F_OK) == 0);
+        CHECK(unlink(path) == 0);
+
+        printf("# a directory a group or other users can write: refused, nothing made in it\n");
+        for (unsigned i = 0; i < 3; i++) {
+                static const mode_t modes[] = { 0775, 0757, 01777 };
+
+                CHECK(chmod(prom, modes[i]) == 0);
+                CHECK(metrics_write_file(path, s, NULL, &why) == -EPERM);
+                printf("#   %04o: %s\n", (unsigned) modes[i], why ? why : "(no reason)");
+                CHECK(why && strstr(why, prom) && strstr(why, "writable by others"));
+                free(why);
+                why = NULL;
+                CHECK_EQ_U64(count_entries(prom), 0);
+        }
+        CHECK(chmod(prom, 0755) == 0);
+        if (geteuid() == 0) {
+                printf("# as root: a directory owned by another user (nobody) is refused\n");
+                CHECK(chown(prom, 65534, 65534) == 0);
+                CHECK(metrics_write_file(path, s, NULL, &why) == -EPERM);
+                printf("#   %s\n", why ? why : "(no reason)");
+                CHECK(why && strstr(why, "owned by uid 65534"));
+                free(why);
+                why = NULL;
+                CHECK(metrics_textfile_write(&t, path, s, 60000000) == -EPERM);
+                CHECK_EQ_U64(count_entries(prom), 0);
+                CHECK(chown(prom, 0, 0) == 0);
+        } else
+                printf("# not root: skipping the directory owned by another user\n");
+
+        printf("# and the safe directory again: written, removed at stop\n");
+        CHECK_EQ_U64(metrics_textfile_write(&t, path, s, 80000000), 0);
+        CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0644);
+        CHECK_EQ_U64(count_entries(prom), 1);
+        metrics_textfile_remove(&t);
+        CHECK(access(path, F_OK) < 0 && errno == ENOENT);
 
         metrics_snapshot_free(s);
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -595,6 +699,7 @@ int main(void) {
         test_numbers();
         test_stream();
         test_textfile();
+        test_textfile_unsafe_dir();
         test_doc();
         TEST_EXIT();
 }

@@ -168,4 +168,23 @@ mkdir "$tmp/nodir"
 wait_until 5 test -s "$tmp/nodir/wbtuned.prom" || fail "the textfile was not written once its directory exists"
 wait_for_line "$tmp/daemon.err" 'Writing the metrics file .* again' 5 || fail "no notice that the textfile is written again"
 ok "a failing textfile: $(grep -m1 'Failed to write the metrics file' "$tmp/daemon.err")"
+stop_pid "$daemon"
+
+# --- a directory others can write: refused (they could swap in a symbolic link), once; then written ---------
+mkdir -m 775 "$tmp/shared"
+printf '[daemon]\ntick = 200ms\nmetrics_textfile = %s/shared/wbtuned.prom\nmetrics_interval = 1s\n' "$tmp" > "$tmp/shared.conf"
+"$WBTUNED" --root "$fake" --socket "$tmp/ctl" -c "$tmp/shared.conf" --dry-run --quiet \
+        > "$tmp/daemon.out" 2> "$tmp/daemon.err" < /dev/null &
+daemon=$!
+push_cleanup "stop_pid $daemon"
+wait_for_socket "$tmp/ctl" 30 || fail "the daemon did not start"
+sleep 2.5
+n_logged=$(grep -c 'Failed to write the metrics file' "$tmp/daemon.err")
+[[ $n_logged -eq 1 ]] || { cat "$tmp/daemon.err"; fail "a group-writable textfile directory was logged $n_logged times, not once"; }
+grep -q "shared/wbtuned.prom: $tmp/shared is writable by others (mode 0775)" "$tmp/daemon.err" ||
+        { cat "$tmp/daemon.err"; fail "the message does not name the file, the directory and its mode"; }
+[[ -z $(ls -A "$tmp/shared") ]] || fail "files made in a directory others can write: $(ls -A "$tmp/shared")"
+chmod 755 "$tmp/shared"
+wait_until 5 test -s "$tmp/shared/wbtuned.prom" || fail "the textfile was not written once the directory is 0755"
+ok "a textfile directory others can write: $(grep -m1 'Failed to write the metrics file' "$tmp/daemon.err")"
 exit 0

@@ -3,8 +3,10 @@
 # a package would install it, driven through the shipped unit by tests/nspawn-checks.sh inside.
 # Checks: the unit's container condition; enable --now with a STATUS line; wbtunectl as root and as
 # a plain user; a writer shown by top; reload good and broken (fails, file:line, old config kept);
-# the watchdog restarts a hung daemon; stop ends inactive, not failed. And the container must not
-# change one host knob: every /proc/sys/vm file and per-BDI limit is compared before and after.
+# the watchdog restarts a hung daemon; stop ends inactive, not failed; metrics_textfile in a directory
+# ProtectSystem=strict leaves read-only is one journal line with the fix, and written with that
+# ReadWritePaths= drop-in. And the container must not change one host knob: every /proc/sys/vm file
+# and per-BDI limit is compared before and after.
 #
 # The Debian rootfs is cached under /var/cache/wbtuned-test (scripts/rootfs.sh builds it once,
 # ~1 min); each run boots an overlay of it, so runs never change the cache.

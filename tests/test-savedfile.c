@@ -5,6 +5,7 @@
 #include "tap.h"
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -133,6 +134,123 @@ static void test_refused_content(void) {
         unlink(path);
 }
 
+/* body (everything before the checksum line) with its right checksum line appended, or a wrong one. */
+static char *signed_body(const char *body, size_t size, bool right, size_t *ret_size) {
+        char line[64];
+        char *buf;
+
+        saved_file_checksum_line(body, size, line, sizeof line);
+        if (!right)
+                line[strlen(line) - 2] ^= 0x01;         /* the last hex digit: 0-9 and a-f stay hex */
+        buf = malloc(size + strlen(line) + 1);
+        if (!buf)
+                abort();
+        memcpy(buf, body, size);
+        memcpy(buf + size, line, strlen(line) + 1);
+        *ret_size = size + strlen(line);
+        return buf;
+}
+
+/* No byte of a refusal reason may reach a terminal as a control: the reason is shown by
+ * `wbtuned --inspect-saved` and put in the journal. */
+static bool has_controls(const char *s) {
+        for (const unsigned char *p = (const unsigned char *) s; p && *p; p++)
+                if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0))
+                        return true;
+        return false;
+}
+
+static void test_reason_escaped(void) {
+        static const char *const bodies[] = {
+                /* an OSC that sets the terminal's title, ended by BEL, in the file word of a setting */
+                "wbtuned-saved 2\nglobal dirty_bytes original \033]0;owned\007 20\n",
+                /* a colour, an OSC 8 link ended by ST, a C1 CSI (U+009B) and a CR that would overwrite the line */
+                "wbtuned-saved 2\nglobal dirty_bytes original dirty_ratio 20 \033[31mred\033]8;;http://x\033\\ \302\2332J\r 1\n",
+        };
+
+        printf("# a refused line's words are escaped in the reason (ESC, OSC, C1, CR)\n");
+        for (size_t i = 0; i < ELEMENTSOF(bodies); i++) {
+                _cleanup_free_ saved_entry *v = NULL;
+                _cleanup_free_ char *why = NULL, *text = NULL;
+                size_t n = 0, size = 0;
+
+                text = signed_body(bodies[i], strlen(bodies[i]), true, &size);
+                CHECK(saved_file_parse(text, size, PAGE, &v, &n, &why) == -EBADMSG);
+                CHECK(why != NULL);
+                printf("#   %zu: %s\n", i, why && !has_controls(why) ? why : "(has controls)");
+                CHECK(why && !has_controls(why));
+                CHECK(why && strncmp(why, "line 2: ", 8) == 0);
+                CHECK(why && strstr(why, "\\x1b"));
+        }
+}
+
+/* "bdi xNNNNNN min_bytes original min_ratio 0" lines: 42 bytes each, 180,000 of them under the 8 MiB bound. */
+static char *many_lines(size_t n_lines, size_t repeat_line, size_t *ret_size) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char *buf = NULL;
+        size_t size = 0;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                abort();
+        fputs("wbtuned-saved 2\n", f);
+        for (size_t line = 2; line < n_lines; line++)
+                /* line repeat_line lists line 2's device again */
+                fprintf(f, "bdi x%06zu min_bytes original min_ratio 0\n", line == repeat_line ? 2 : line);
+        fclose(TAKE_PTR(f));
+        *ret_size = size;
+        return buf;
+}
+
+static void test_large(void) {
+        const size_t n_lines = 180000;
+        _cleanup_free_ char *body = NULL, *wrong = NULL, *right = NULL, *distinct_body = NULL, *distinct = NULL;
+        size_t body_size = 0, size = 0;
+
+        printf("# %zu lines, a wrong checksum and a repeat on line 4: refused for the checksum\n", n_lines);
+        body = many_lines(n_lines, 4, &body_size);
+        wrong = signed_body(body, body_size, false, &size);
+        CHECK(size <= SAVED_FILE_MAX_BYTES);
+        {
+                _cleanup_free_ saved_entry *v = NULL;
+                _cleanup_free_ char *why = NULL;
+                size_t n = 0;
+                uint64_t t = now_usec();
+
+                CHECK(saved_file_parse(wrong, size, PAGE, &v, &n, &why) == -EBADMSG);
+                printf("#   %s (%.3f s)\n", why ? why : "(no reason)", (double) (now_usec() - t) / 1e6);
+                CHECK(why && strstr(why, "checksum mismatch"));
+        }
+
+        printf("# the same with the right checksum: the repeat is named by its line\n");
+        right = signed_body(body, body_size, true, &size);
+        {
+                _cleanup_free_ saved_entry *v = NULL;
+                _cleanup_free_ char *why = NULL;
+                size_t n = 0;
+
+                CHECK(saved_file_parse(right, size, PAGE, &v, &n, &why) == -EBADMSG);
+                printf("#   %s\n", why ? why : "(no reason)");
+                CHECK_STREQ(why, "line 4: x000002 min_bytes listed twice");
+        }
+
+        printf("# %zu distinct lines with the right checksum: every entry, in the file's order\n", n_lines);
+        distinct_body = many_lines(n_lines, 0, &body_size);
+        distinct = signed_body(distinct_body, body_size, true, &size);
+        {
+                _cleanup_free_ saved_entry *v = NULL;
+                _cleanup_free_ char *why = NULL;
+                size_t n = 0;
+                uint64_t t = now_usec();
+
+                CHECK(saved_file_parse(distinct, size, PAGE, &v, &n, &why) == 0);
+                printf("#   %s (%.3f s)\n", why ? why : "accepted", (double) (now_usec() - t) / 1e6);
+                CHECK_EQ_U64(n, n_lines - 2);
+                CHECK(v && n == n_lines - 2 && strcmp(v[0].bdi, "x000002") == 0 &&
+                      strcmp(v[n - 1].bdi, "x179999") == 0);
+        }
+}
+
 static void test_unsafe_files(void) {
         _cleanup_free_ saved_entry *v = NULL;
         char other[320], *why = NULL;
@@ -220,6 +338,8 @@ int main(void) {
         snprintf(path, sizeof path, "%s/saved", dir);
         test_round_trip();
         test_refused_content();
+        test_reason_escaped();
+        test_large();
         test_unsafe_files();
         {
                 char cmd[400];
