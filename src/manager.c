@@ -763,8 +763,10 @@ int manager_new(const manager_options *o, const config *c, manager **ret) {
         m->state_dir = xstrdup(o->state_dir ? o->state_dir : MANAGER_STATE_DIR);
         if (asprintf(&m->saved_path, "%s/saved", m->state_dir) < 0)
                 abort();
-        /* the speeds outlive a reboot: StateDirectory=, not the runtime one (but a test's --state-dir) */
-        if (asprintf(&m->speeds_path, "%s/%s", o->speeds_dir ? o->speeds_dir : o->state_dir ? o->state_dir : SPEEDS_DIR,
+        /* the speeds outlive a reboot: StateDirectory=, not the runtime one (but a test's --state-dir); a
+         * fake tree's devices are not this machine's, so --root alone uses none */
+        if ((o->speeds_dir || o->state_dir || !o->root) &&
+            asprintf(&m->speeds_path, "%s/%s", o->speeds_dir ? o->speeds_dir : o->state_dir ? o->state_dir : SPEEDS_DIR,
                      SPEEDS_FILE_NAME) < 0)
                 abort();
         m->start_usec = now_usec();
@@ -899,7 +901,7 @@ int manager_start(manager *m) {
                 manager_recover(m);
         }
 
-        {
+        if (m->speeds_path) {
                 _cleanup_free_ char *dir = xstrdup(m->speeds_path), *why = NULL;
                 bool save = !m->dry_run;
 
