@@ -137,7 +137,8 @@ int speeds_parse(const char *buf, size_t size, speed_entry **ret, size_t *ret_n,
                         return -ENOMEM;
                 e = &v[n];
                 *e = (speed_entry) {};
-                if (parse_u64(w[1], &e->bw_bytes_per_s) < 0 || e->bw_bytes_per_s == 0)
+                if (parse_u64(w[1], &e->bw_bytes_per_s) < 0 || e->bw_bytes_per_s == 0 ||
+                    e->bw_bytes_per_s > SPEEDS_BW_MAX)
                         return fail(ret_error, -EBADMSG, "line %zu: bad speed \"%s\"", line_no, w[1]);
                 if (parse_u64(w[2], &e->measured_realtime_s) < 0)
                         return fail(ret_error, -EBADMSG, "line %zu: bad time \"%s\"", line_no, w[2]);
@@ -210,8 +211,8 @@ int speeds_update(speed_entry **v, size_t *n, size_t *allocated, const char *id,
         snprintf(e->id, sizeof e->id, "%s", id);
         e->bw_bytes_per_s = bw_bytes_per_s;
         e->measured_realtime_s = realtime_s;
-        return old == 0 || bw_bytes_per_s * 100 >= old * (100 + SPEEDS_NOTABLE_PERCENT) ||
-               bw_bytes_per_s * 100 <= old * (100 - SPEEDS_NOTABLE_PERCENT);
+        return old == 0 || (double) bw_bytes_per_s * 100 >= (double) old * (100 + SPEEDS_NOTABLE_PERCENT) ||
+               (double) bw_bytes_per_s * 100 <= (double) old * (100 - SPEEDS_NOTABLE_PERCENT);
 }
 
 /* ---- identities ------------------------------------------------------------------------------ */
@@ -554,7 +555,7 @@ void speeds_store_learn(speeds_store *st, const sample *s, const decision *d) {
                 int r;
 
                 if (!dd->managed || !dd->active || dd->bw_source != SPEED_MEASURED || !di->id[0] ||
-                    strcmp(di->bdi, dd->bdi) != 0)
+                    strcmp(di->bdi, dd->bdi) != 0 || dd->bw_bytes_per_s == 0 || dd->bw_bytes_per_s > SPEEDS_BW_MAX)
                         continue;
                 r = speeds_update(&st->v, &st->n, &st->allocated, di->id, dd->bw_bytes_per_s,
                                   s->realtime_usec / 1000000);

@@ -11,6 +11,7 @@
 #define SPEEDS_FILE_VERSION 1
 #define SPEEDS_MAX_ENTRIES 1024                 /* devices remembered; the oldest measurement goes first */
 #define SPEEDS_ID_MAX 256                       /* an identity, encoded, with its NUL */
+#define SPEEDS_BW_MAX (1ULL << 40)              /* 1 TiB/s: a larger speed in the file is damage */
 #define SPEEDS_FILE_MAX_BYTES (SPEEDS_MAX_ENTRIES * (SPEEDS_ID_MAX + 64) + 4096)
 #define SPEEDS_DIR "/var/lib/wbtuned"           /* the unit's StateDirectory= */
 #define SPEEDS_FILE_NAME "speeds"

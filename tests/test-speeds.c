@@ -139,6 +139,7 @@ static void test_corrupt(void) {
                 _cleanup_free_ char *a = signed_text("wbtuned-speeds 1\nspeed 12x 2 wwid:x\n"),
                         *b = signed_text("wbtuned-speeds 1\nspeed 0 2 wwid:x\n"),
                         *c = signed_text("wbtuned-speeds 1\nspeed 99999999999999999999999 2 wwid:x\n"),
+                        *c2 = signed_text("wbtuned-speeds 1\nspeed 1099511627777 2 wwid:x\n"),
                         *d = signed_text("wbtuned-speeds 1\nspeed 1 -2 wwid:x\n"),
                         *e = signed_text("wbtuned-speeds 1\nspeed 1 2 nocolon\n"),
                         *f = signed_text("wbtuned-speeds 1\nspeed 1 2 wwid:x\nspeed 3 4 wwid:x\n"),
@@ -146,6 +147,7 @@ static void test_corrupt(void) {
                 check_refused(a, "bad speed");
                 check_refused(b, "bad speed");
                 check_refused(c, "bad speed");
+                check_refused(c2, "bad speed");   /* over 1 TiB/s */
                 check_refused(d, "bad time");
                 check_refused(e, "bad device identity");
                 check_refused(f, "listed twice");

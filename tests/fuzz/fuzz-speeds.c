@@ -41,8 +41,8 @@ static void check_entry(const speed_entry *e) {
                         fuzz_fail("accepted an identity with byte 0x%02x", (unsigned char) e->id[i]);
         if (!strchr(e->id, ':'))
                 fuzz_fail("accepted an identity without a kind: %s", e->id);
-        if (e->bw_bytes_per_s == 0)
-                fuzz_fail("accepted a speed of 0 for %s", e->id);
+        if (e->bw_bytes_per_s == 0 || e->bw_bytes_per_s > SPEEDS_BW_MAX)
+                fuzz_fail("accepted a speed of %llu for %s", (unsigned long long) e->bw_bytes_per_s, e->id);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
