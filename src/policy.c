@@ -359,7 +359,7 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         floor = c->min_device_bytes;
         if ((!dd->active || ds->quiet) && !(dc && dc->max_bytes)) {
                 /* an idle device needs no new cap (a few stray pages, or the per-CPU error of its
-                 * counters, do not make it busy); one it has keeps still until its speed is forgotten */
+                 * counters, do not make it busy); one it has keeps still */
                 if (ds->measured && !ds->max_bytes && ds->source == SPEED_REMEMBERED) {
                         /* known slow from before: capped before its first write, not given the pool */
                         cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
