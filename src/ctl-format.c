@@ -669,10 +669,10 @@ static const char *clean_in_str(char *buf, size_t size, json_object *device) {
 
 int ctl_format_devices(json_object *result, FILE *f) {
         static const char *const headers[] = {
-                "BDI", "NAME", "MOUNTS", "FS", "TRAITS", "DIRTY", "WB", "THRESH", "BW", "CLEAN IN", "KNOBS",
+                "BDI", "NAME", "MOUNTS", "FS", "TRAITS", "DIRTY", "WB", "THRESH", "BW", "BW FROM", "CLEAN IN", "KNOBS",
         };
         static const bool right[] = {
-                false, false, false, false, false, true, true, true, true, true, false,
+                false, false, false, false, false, true, true, true, true, false, true, false,
         };
         json_object *devices = proto_get(result, PF_DEVICES_DEVICES);
         table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
@@ -684,7 +684,7 @@ int ctl_format_devices(json_object *result, FILE *f) {
         for (size_t i = 0; i < json_object_array_length(devices); i++) {
                 json_object *d = json_object_array_get_idx(devices, i), *mounts = proto_get(d, PF_DEVICE_MOUNTS);
                 char mount[VALUE_MAX], traits[128], dirty[32], wb[32], thresh[32], bw[32], backlog[32], knobs[128];
-                char name[160];
+                char name[160], source[64];
                 size_t n_mounts = json_object_is_type(mounts, json_type_array) ? json_object_array_length(mounts) : 0;
 
                 mount[0] = '\0';
@@ -703,6 +703,7 @@ int ctl_format_devices(json_object *result, FILE *f) {
                         (char *) bytes_str(wb, sizeof wb, proto_u64(d, PF_DEVICE_WRITEBACK_BYTES)),
                         (char *) bytes_str(thresh, sizeof thresh, proto_u64(d, PF_DEVICE_THRESH_BYTES)),
                         (char *) rate_str(bw, sizeof bw, ctl_device_bw(d)),
+                        (char *) ctl_device_bw_source(proto_get(d, PF_DEVICE_TUNING), source, sizeof source),
                         (char *) clean_in_str(backlog, sizeof backlog, d),
                         (char *) ctl_format_knobs(proto_get(d, PF_DEVICE_KNOBS), knobs, sizeof knobs),
                 };
@@ -858,16 +859,51 @@ static void add_field(kv_list *l, json_object *device, const char *label, field_
         }
 }
 
+const char *ctl_bw_source_text(const char *source, bool has_age, uint64_t age_s, char *buf, size_t size) {
+        if (!source)
+                snprintf(buf, size, "-");
+        else if (strcmp(source, PROTOCOL_BW_MEASURED) == 0)
+                snprintf(buf, size, "measured now");
+        else if (strcmp(source, PROTOCOL_BW_REMEMBERED) == 0 && has_age) {
+                if (age_s < 120)
+                        snprintf(buf, size, "remembered (age %" PRIu64 " s)", age_s);
+                else if (age_s < 120 * 60)
+                        snprintf(buf, size, "remembered (age %" PRIu64 " min)", age_s / 60);
+                else if (age_s < 48 * 3600)
+                        snprintf(buf, size, "remembered (age %" PRIu64 " h)", age_s / 3600);
+                else
+                        snprintf(buf, size, "remembered (age %" PRIu64 " d)", age_s / 86400);
+        } else if (strcmp(source, PROTOCOL_BW_REMEMBERED) == 0)
+                snprintf(buf, size, "remembered");
+        else if (strcmp(source, PROTOCOL_BW_PRESUMED) == 0)
+                snprintf(buf, size, "presumed");
+        else
+                /* a newer daemon's word: shown, escaped, rather than taken for one we know */
+                escape_text(source, buf, size);
+        return buf;
+}
+
+const char *ctl_device_bw_source(json_object *tuning, char *buf, size_t size) {
+        json_object *source = proto_get(tuning, PF_DEVICE_TUNING_BW_SOURCE);
+
+        return ctl_bw_source_text(json_object_is_type(source, json_type_string) ? json_object_get_string(source) : NULL,
+                                  proto_has(tuning, PF_DEVICE_TUNING_BW_REMEMBERED_AGE_S),
+                                  proto_u64(tuning, PF_DEVICE_TUNING_BW_REMEMBERED_AGE_S), buf, size);
+}
+
 /* The device's tuning block under show's fields. */
 static int device_tuning_print(json_object *tuning, FILE *f) {
-        char bw[32];
+        char bw[32], source[64];
 
         if (!tuning)
                 return 0;
-        fprintf(f, "\nTuning: %s, %s, bandwidth taken as %s\n",
+        fprintf(f, "\nTuning: %s, %s, bandwidth taken as %s",
                 proto_bool(tuning, PF_DEVICE_TUNING_MANAGED) ? "managed" : "not managed",
                 proto_bool(tuning, PF_DEVICE_TUNING_ACTIVE) ? "active" : "idle",
                 rate_str(bw, sizeof bw, proto_u64(tuning, PF_DEVICE_TUNING_BW_ESTIMATE_BYTES_PER_S)));
+        if (proto_has(tuning, PF_DEVICE_TUNING_BW_SOURCE))
+                fprintf(f, ", %s", ctl_device_bw_source(tuning, source, sizeof source));
+        fputc('\n', f);
         return ctl_format_tuning(tuning, f);
 }
 

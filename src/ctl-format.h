@@ -59,6 +59,12 @@ uint64_t ctl_counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size);
 /* nr_cpu_ids from "0-3" or "0,2-5" (/sys/devices/system/cpu/possible): the highest CPU + 1; -EINVAL. */
 int ctl_parse_possible_cpus(const char *s, unsigned *ret);
 
+/* Where a speed comes from, for people: "measured now", "remembered (age 3 h)", "presumed"; source is a
+ * PROTOCOL_BW_* value ("-" for NULL: a daemon that does not say). */
+const char *ctl_bw_source_text(const char *source, bool has_age, uint64_t age_s, char *buf, size_t size);
+/* The same from a device's "tuning" object. */
+const char *ctl_device_bw_source(json_object *tuning, char *buf, size_t size);
+
 /* Seconds for people: "12.3s", "4min 5s", "2h 3min", "1d 2h". */
 const char *ctl_format_duration(char *buf, size_t size, double s);
 

@@ -1,6 +1,7 @@
 /* Tuning decisions for people and scripts: for each knob its current, desired and original value, who
  * owns it, and why. */
 #include "escape.h"
+#include "ctl-format.h"
 #include "explain.h"
 #include "protocol.h"
 #include "report.h"
@@ -157,7 +158,15 @@ json_object *explain_device_json(const sample *s, const bdi_device *dev, const d
                 knob_view v = device_view(dev, s->global.dirty_thresh_bytes, dd, a, k);
                 json_object_array_add(knobs, knob_json(&v));
         }
-        return report_device_tuning(dd && dd->managed, dd && dd->active, dd ? dd->bw_bytes_per_s : 0, knobs);
+        json_object *o = report_device_tuning(dd && dd->managed, dd && dd->active, dd ? dd->bw_bytes_per_s : 0, knobs);
+
+        if (dd && dd->managed) {
+                /* the names are the protocol's: speed_source_to_string() spells PROTOCOL_BW_* */
+                proto_add_string(o, PF_DEVICE_TUNING_BW_SOURCE, speed_source_to_string(dd->bw_source));
+                if (dd->bw_source == SPEED_REMEMBERED)
+                        proto_add_u64(o, PF_DEVICE_TUNING_BW_REMEMBERED_AGE_S, dd->remembered_age_s);
+        }
+        return o;
 }
 
 static void explain_knob(FILE *f, const knob_view *v) {
@@ -204,7 +213,7 @@ static void explain_knob(FILE *f, const knob_view *v) {
 
 int explain_device_text(FILE *f, const sample *s, const decision *d, const bdi_device *dev,
                         const device_decision *dd, const actuator *a, bool writing, const char *writes_reason) {
-        char backlog[16], bw[16], thresh[16];
+        char backlog[16], bw[16], thresh[16], source[64];
 
         /* names come from mountinfo, FUSE and sysfs: escaped, so none can forge a line or move the cursor */
         _cleanup_free_ char *name = escape_text_alloc(dev->name), *alias = escape_text_alloc(dev->alias),
@@ -220,8 +229,9 @@ int explain_device_text(FILE *f, const sample *s, const decision *d, const bdi_d
         }
         if (d && d->caution[0])
                 fprintf(f, "  Caution: %s.\n", d->caution);
-        fprintf(f, "  Its write bandwidth is taken as %s/s; it is %s.\n",
+        fprintf(f, "  Its write bandwidth is taken as %s/s, %s; it is %s.\n",
                 format_bytes(bw, sizeof bw, dd->bw_bytes_per_s),
+                ctl_bw_source_text(speed_source_to_string(dd->bw_source), true, dd->remembered_age_s, source, sizeof source),
                 dd->active ? "active (it holds or moves data)" : "idle");
         for (knob_id k = KNOB_DEVICE_FIRST; k < _KNOB_MAX; k++) {
                 knob_view v = device_view(dev, s->global.dirty_thresh_bytes, dd, a, k);

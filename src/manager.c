@@ -88,11 +88,13 @@ static void manager_decide_and_act(manager *m) {
         decision next;
         int r;
 
+        speeds_store_prior(m->speeds, &m->current);
         r = policy_decide(&m->current, &m->config, &m->policy, &next);
         if (r < 0) {
                 log_warning_errno(r, "Policy failed, keeping the knobs as they are: %m");
                 return;
         }
+        speeds_store_learn(m->speeds, &m->current, &next);
         guard_apply(&m->current, &m->guard, &next);
         manager_log_holds(m, &next);
         decision_done(&m->decision);
@@ -779,6 +781,12 @@ int manager_new(const manager_options *o, const config *c, manager **ret) {
         m->state_dir = xstrdup(o->state_dir ? o->state_dir : MANAGER_STATE_DIR);
         if (asprintf(&m->saved_path, "%s/saved", m->state_dir) < 0)
                 abort();
+        /* the speeds outlive a reboot: StateDirectory=, not the runtime one (but a test's --state-dir); a
+         * fake tree's devices are not this machine's, so --root alone uses none */
+        if ((o->speeds_dir || o->state_dir || !o->root) &&
+            asprintf(&m->speeds_path, "%s/%s", o->speeds_dir ? o->speeds_dir : o->state_dir ? o->state_dir : SPEEDS_DIR,
+                     SPEEDS_FILE_NAME) < 0)
+                abort();
         m->start_usec = now_usec();
         *ret = m;
         return 0;
@@ -798,6 +806,8 @@ manager *manager_free(manager *m) {
         free(m->saved_path);
         free(m->state_dir);
         free(m->saved_refused);
+        speeds_store_free(m->speeds);
+        free(m->speeds_path);
         observe_free(m->observe);
         sample_done(&m->current);
         sd_event_unref(m->event);
@@ -909,6 +919,20 @@ int manager_start(manager *m) {
                 manager_recover(m);
         }
 
+        if (m->speeds_path) {
+                _cleanup_free_ char *dir = xstrdup(m->speeds_path), *why = NULL;
+                bool save = !m->dry_run;
+
+                /* only a prior: a directory that cannot be trusted means not saving, not not running */
+                if (save && saved_dir_check(dirname(dir), &why) < 0) {
+                        log_warning("Not remembering device speeds: %s.", why ? why : m->speeds_path);
+                        save = false;
+                }
+                r = speeds_store_new(m->root, m->speeds_path, save, &m->speeds);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to set up the remembered speeds: %m");
+        }
+
         r = observe_new(m->root, !m->root, &m->observe);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the readers: %m");
@@ -975,6 +999,7 @@ int manager_run(manager *m) {
         r = sd_event_loop(m->event);
         if (r < 0)
                 log_error_errno(r, "Event loop failed: %m");
+        (void) speeds_store_flush(m->speeds);
         /* figures of a daemon that stopped are not shown as if it ran */
         metrics_textfile_remove(&m->textfile);
         /* every exit path of the loop gives the kernel its knobs back */

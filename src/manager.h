@@ -13,6 +13,7 @@
 #include "metrics.h"
 #include "observe.h"
 #include "policy.h"
+#include "speeds.h"
 #include "hotplug.h"
 #include "virt.h"
 
@@ -48,6 +49,8 @@ typedef struct manager {
         char *state_dir;            /* the daemon's own state directory: /run/wbtuned */
         char *saved_path;           /* originals of changed knobs: state_dir/saved */
         char *saved_refused;        /* why the saved file of a previous run was not used; NULL if it was */
+        char *speeds_path;          /* remembered device speeds: speeds_dir/speeds (StateDirectory=); NULL: none (--root) */
+        speeds_store *speeds;       /* the priors of known devices; NULL before start */
 
         attribution *attribution;   /* who dirties, who is throttled (off with a reason when it cannot work) */
         sd_event_source *trace_source;
@@ -66,6 +69,7 @@ typedef struct manager_options {
         const char *root;
         const char *socket_path;    /* NULL: from the config */
         const char *state_dir;      /* NULL: MANAGER_STATE_DIR */
+        const char *speeds_dir;     /* NULL: state_dir if one was given, else SPEEDS_DIR (none with a root alone) */
         bool dry_run;
         bool print_ticks;
 } manager_options;

@@ -82,6 +82,9 @@ typedef struct bdi_device {
         uint64_t backlog_bytes;          /* dirty + writeback */
         double backlog_s;                /* backlog / best bandwidth estimate; 0 if none known */
         bool seen_before;                /* derived figures are valid */
+        /* not read by observe: the daemon's remembered speed of this device (speeds.c), 0 = none */
+        uint64_t remembered_bw_bytes_per_s;
+        uint64_t remembered_age_s;       /* how long ago it was measured */
 } bdi_device;
 
 /* What the running kernel offers, decided from its files (support.c fills it each tick). */

@@ -20,7 +20,7 @@
 #define CAP_RELEASE_PERCENT 125             /* a cap is given back once it would be this far above the limit */
 #define FAST_FLUSH_BELOW_BYTES (32 * MB)    /* tiny limits: wake the flusher every second ... */
 #define FAST_FLUSH_ABOVE_BYTES (48 * MB)    /* ... until the limit is well above it again (no flapping) */
-#define BW_FORGET_USEC 60000000ULL          /* a speed not seen for a minute is forgotten (SLC caches refill) */
+#define BW_SLOWED_FORGET_USEC 60000000ULL   /* "it just slowed" ends after a minute idle (the speed itself stays) */
 #define KERNEL_BW_INITIAL (100 * MB)        /* the kernel's guess for a wb that never wrote (INIT_BW) */
 #define BW_FAST_DECAY_USEC 500000ULL       /* a second look at the same rate over half a second, to see a slowdown early ... */
 #define BW_SLOWDOWN_DIVISOR 2               /* ... when, saturated, it writes half its speed or less ... */
@@ -153,8 +153,10 @@ static uint64_t kernel_fresh_bw(const policy_device_state *ds, const bdi_device 
  * throttled loop device finishes 8M every 2 s, so per-tick rates swing between 0 and 10x the truth):
  * the rate while saturated is the device's speed; the rate while active is a floor under it, since
  * a device that wrote that fast can, and it is what shows a fast device held back by a small cap.
- * A tick counts as saturated only when the device was saturated at both of its ends; a speed not
- * seen for BW_FORGET_USEC is forgotten, so a device that changed is measured again. */
+ * A tick counts as saturated only when the device was saturated at both of its ends. A measured speed
+ * is kept through idle time: a device that got slower is caught by the slowdown check, one that got
+ * faster raises the averages. A remembered speed (the sample's prior) seeds them as BW_DECAY_USEC of
+ * saturated time at that speed, so the first seconds measured now outweigh it. */
 static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint64_t now_usec) {
         uint64_t dt_usec = now_usec - ds->last_time_usec, written;
         bool have_prev = ds->last_time_usec > 0 && now_usec > ds->last_time_usec &&
@@ -182,17 +184,22 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         ds->quiet = !ds->filling && d->backlog_bytes < BW_QUEUED_BYTES &&
                     !(ds->presumed && now_usec < ds->filled_usec + PRESUMED_QUIET_USEC);
 
+        if (!ds->measured && d->remembered_bw_bytes_per_s) {
+                ds->saturated = (rate_sum) { (double) d->remembered_bw_bytes_per_s * (double) BW_DECAY_USEC / 1e6,
+                                             (double) BW_DECAY_USEC };
+                ds->measured = true;
+                ds->source = SPEED_REMEMBERED;
+        }
         if (saturated)
                 ds->saturated_usec = now_usec;
-        else if (ds->measured && now_usec > ds->saturated_usec + BW_FORGET_USEC && !bdi_device_active(d)) {
-                ds->measured = false;
-                ds->saturated = ds->active = (rate_sum) {};
-                ds->shown_bytes_per_s = 0;
+        else if (ds->slowed_usec && now_usec > ds->saturated_usec + BW_SLOWED_FORGET_USEC && !bdi_device_active(d))
                 ds->slowed_usec = 0;
-        }
         if (have_prev && saturated && ds->was_saturated) {
+                ds->saturated_now_usec += dt_usec;
                 if (rate_add(&ds->saturated, written, dt_usec))
                         ds->measured = true;
+                if (ds->measured && ds->saturated_now_usec >= BW_TRUST_USEC)
+                        ds->source = SPEED_MEASURED;
                 rate_add_decay(&ds->saturated_fast, written, dt_usec, BW_FAST_DECAY_USEC);
                 /* a stick whose SLC cache ran out, a throttled device: its 3 s average keeps the old speed for
                  * seconds while its backlog grows; a second at half of it or less is taken as the new speed */
@@ -352,7 +359,19 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         floor = c->min_device_bytes;
         if ((!dd->active || ds->quiet) && !(dc && dc->max_bytes)) {
                 /* an idle device needs no new cap (a few stray pages, or the per-CPU error of its
-                 * counters, do not make it busy); one it has keeps still until its speed is forgotten */
+                 * counters, do not make it busy); one it has keeps still */
+                if (ds->measured && !ds->max_bytes && ds->source == SPEED_REMEMBERED) {
+                        /* known slow from before: capped before its first write, not given the pool */
+                        cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
+                        if (cap <= limit / STRICT_SHARE_DIVISOR) {
+                                ds->max_bytes = cap;
+                                ds->strict = true;
+                                want(kmax, cap, "remembered bandwidth %s/s x %.1f s target, before its first write",
+                                     format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
+                                want(kstrict, 1, "remembered slow: enforce its cap even below freerun");
+                                return;
+                        }
+                }
                 if (ds->max_bytes && ds->measured) {
                         want(kmax, ds->max_bytes, "idle: keeping its cap (bandwidth %s/s when last measured)",
                              format_bytes(a, sizeof a, ds->bw_bytes_per_s));
@@ -533,6 +552,8 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                         continue;
                 update_bandwidth(ds, d, s->time_usec);
                 dd->bw_bytes_per_s = ds->bw_bytes_per_s;
+                dd->bw_source = ds->measured ? ds->source : SPEED_PRESUMED;
+                dd->remembered_age_s = dd->bw_source == SPEED_REMEMBERED ? d->remembered_age_s : 0;
                 dd->active = bdi_device_active(d);
                 /* a backlog left from before the daemon watched, that nobody has added to since, needs no
                  * room for writers: it is the guard's stuck data. (Not "nobody dirtied it lately": a writer
@@ -577,6 +598,15 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
         for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
                 out->global[k].policy_value = out->global[k].value;
         return 0;
+}
+
+const char *speed_source_to_string(speed_source s) {
+        static const char *const names[] = {
+                [SPEED_PRESUMED] = "presumed",
+                [SPEED_REMEMBERED] = "remembered",
+                [SPEED_MEASURED] = "measured",
+        };
+        return (size_t) s < ELEMENTSOF(names) ? names[s] : "presumed";
 }
 
 void decision_done(decision *d) {

@@ -9,6 +9,15 @@
 #include "knobs.h"
 #include "observe.h"
 
+/* Where a device's speed comes from. */
+typedef enum speed_source {
+        SPEED_PRESUMED,            /* not measured: a guess, what it showed, or the kernel's estimate */
+        SPEED_REMEMBERED,          /* measured in an earlier run or before idle time: the sample's prior */
+        SPEED_MEASURED,            /* measured now, saturated, in this run */
+} speed_source;
+
+const char *speed_source_to_string(speed_source s);
+
 typedef struct knob_decision {
         bool wanted;               /* false: the policy has no opinion; leave/restore the original */
         uint64_t value;            /* bytes, centisecs or 0/1: what is to be written (after the guard) */
@@ -27,6 +36,8 @@ typedef struct device_decision {
         uint64_t bw_bytes_per_s;   /* the bandwidth estimate the policy used */
         uint64_t need_bytes;       /* the room it sized the device for: bandwidth x backlog target (active only) */
         bool capped;               /* the policy caps it strictly: its own limit holds it, not the global one */
+        speed_source bw_source;    /* where bw_bytes_per_s comes from */
+        uint64_t remembered_age_s; /* SPEED_REMEMBERED: how old the measurement is */
         knob_decision knobs[KNOB_DEVICE_COUNT];   /* index: knob - KNOB_DEVICE_FIRST */
 } device_decision;
 
@@ -49,6 +60,8 @@ typedef struct policy_device_state {
         uint64_t max_bytes;             /* last desired cap (for slew), 0 = none */
         bool strict;                    /* last desired strict_limit */
         bool measured;                  /* bw_bytes_per_s comes from saturated time, not the kernel's guess */
+        speed_source source;            /* measured now, or remembered (then seeded from the sample's prior) */
+        uint64_t saturated_now_usec;    /* saturated time seen in this run: measured now from BW_TRUST_USEC on */
         bool was_saturated;             /* at the previous sample: a tick counts only if saturated at both ends */
         uint64_t saturated_usec;        /* when it was last seen saturated (0: never) */
         uint64_t active_ticks;          /* consecutive samples it was active in */

@@ -40,6 +40,11 @@
 #define PROTOCOL_STATE_UNSUPPORTED "unsupported"  /* this kernel has no such file */
 #define PROTOCOL_STATE_EXCLUDED    "excluded"     /* the configuration says manage = no */
 
+/* Values of a device tuning's "bw_source": where the bandwidth comes from. */
+#define PROTOCOL_BW_MEASURED   "measured"     /* measured now, in this run */
+#define PROTOCOL_BW_REMEMBERED "remembered"   /* measured before (an earlier run): bw_remembered_age_s old */
+#define PROTOCOL_BW_PRESUMED   "presumed"     /* not measured: a guess, what it showed, the kernel's estimate */
+
 /* history's "format" argument */
 #define PROTOCOL_FORMAT_JSON "json"
 #define PROTOCOL_FORMAT_CSV  "csv"
@@ -168,6 +173,8 @@
         X(DEVICE_TUNING, MANAGED,                 "managed",                 BOOL, REQUIRED, NONE) \
         X(DEVICE_TUNING, ACTIVE,                  "active",                  BOOL, REQUIRED, NONE) \
         X(DEVICE_TUNING, BW_ESTIMATE_BYTES_PER_S, "bw_estimate_bytes_per_s", U64,  REQUIRED, NONE) \
+        X(DEVICE_TUNING, BW_SOURCE,               "bw_source",               STRING, OPTIONAL, NONE) /* PROTOCOL_BW_*; absent in old daemons */ \
+        X(DEVICE_TUNING, BW_REMEMBERED_AGE_S,     "bw_remembered_age_s",     U64,  OPTIONAL, NONE) /* only when remembered */ \
         \
         X(KNOB, KNOB,      "knob",      STRING, REQUIRED, NONE)      /* the kernel file: "max_bytes" */ \
         X(KNOB, UNIT,      "unit",      STRING, REQUIRED, NONE)      /* PROTOCOL_UNIT_* */ \

@@ -110,21 +110,12 @@ unsigned long saved_file_writes(void) {
         return n_writes;
 }
 
-int saved_file_write(const char *path, const saved_entry *entries, size_t n) {
-        _cleanup_free_ char *tmp = NULL, *buf = NULL;
+int state_file_replace(const char *path, const char *buf, size_t size) {
+        _cleanup_free_ char *tmp = NULL;
         _cleanup_close_ int fd = -1;
-        size_t size = 0, done = 0;
+        size_t done = 0;
         int r;
 
-        if (n == 0) {
-                if (unlink(path) < 0 && errno != ENOENT)
-                        return log_error_errno(errno, "Failed to remove %s: %m", path);
-                n_writes++;
-                return 0;
-        }
-        buf = format_entries(entries, n, &size);
-        if (!buf)
-                return log_oom_error();
         if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
                 return log_oom_error();
         fd = mkostemp(tmp, O_CLOEXEC);
@@ -148,7 +139,6 @@ int saved_file_write(const char *path, const saved_entry *entries, size_t n) {
                 r = -errno;
                 goto fail;
         }
-        n_writes++;
         r = fsync_directory_of(path);
         if (r < 0)
                 log_warning_errno(r, "Failed to sync the directory of %s: %m", path);
@@ -156,6 +146,27 @@ int saved_file_write(const char *path, const saved_entry *entries, size_t n) {
 fail:
         (void) unlink(tmp);
         return log_error_errno(r, "Failed to write %s: %m", path);
+}
+
+int saved_file_write(const char *path, const saved_entry *entries, size_t n) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        int r;
+
+        if (n == 0) {
+                if (unlink(path) < 0 && errno != ENOENT)
+                        return log_error_errno(errno, "Failed to remove %s: %m", path);
+                n_writes++;
+                return 0;
+        }
+        buf = format_entries(entries, n, &size);
+        if (!buf)
+                return log_oom_error();
+        r = state_file_replace(path, buf, size);
+        if (r < 0)
+                return r;
+        n_writes++;
+        return 0;
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */
@@ -402,7 +413,7 @@ int saved_file_parse(const char *buf, size_t size, uint64_t page_size, saved_ent
         return 0;
 }
 
-int saved_file_read(const char *path, uint64_t page_size, saved_entry **ret_entries, size_t *ret_n, char **ret_error) {
+int state_file_load(const char *path, size_t max_bytes, char **ret_buf, size_t *ret_size, char **ret_error) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
@@ -426,8 +437,8 @@ int saved_file_read(const char *path, uint64_t page_size, saved_entry **ret_entr
                 return fail(ret_error, -EPERM, "is owned by uid %u, not %u", (unsigned) st.st_uid, (unsigned) geteuid());
         if (st.st_mode & (S_IWGRP | S_IWOTH))
                 return fail(ret_error, -EPERM, "is writable by others (mode %04o)", (unsigned) (st.st_mode & 07777));
-        if ((uint64_t) st.st_size > SAVED_FILE_MAX_BYTES)
-                return fail(ret_error, -EBADMSG, "is larger than %u bytes", SAVED_FILE_MAX_BYTES);
+        if ((uint64_t) st.st_size > max_bytes)
+                return fail(ret_error, -EBADMSG, "is larger than %zu bytes", max_bytes);
         buf = malloc((size_t) st.st_size + 1);
         if (!buf)
                 return -ENOMEM;
@@ -442,6 +453,19 @@ int saved_file_read(const char *path, uint64_t page_size, saved_entry **ret_entr
                         break;
                 size += (size_t) k;
         }
+        *ret_buf = TAKE_PTR(buf);
+        *ret_size = size;
+        return 0;
+}
+
+int saved_file_read(const char *path, uint64_t page_size, saved_entry **ret_entries, size_t *ret_n, char **ret_error) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        int r;
+
+        r = state_file_load(path, SAVED_FILE_MAX_BYTES, &buf, &size, ret_error);
+        if (r < 0)
+                return r;
         return saved_file_parse(buf, size, page_size, ret_entries, ret_n, ret_error);
 }
 

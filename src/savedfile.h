@@ -38,6 +38,14 @@ int saved_file_read(const char *path, uint64_t page_size, saved_entry **ret_entr
 /* The checksum line a body (everything before it) needs: "checksum fnv1a64 <16 hex>\n". */
 void saved_file_checksum_line(const char *body, size_t size, char *buf, size_t buf_size);
 
+/* The file helpers both state files use (this one and speeds.c's). Replace path with buf: temporary file
+ * in the same directory, mode 0644, fsync, rename, fsync of the directory. 0 or -errno (logged). */
+int state_file_replace(const char *path, const char *buf, size_t size);
+/* Read path whole if it is a regular file (not a symlink, FIFO or device) owned by the daemon's user,
+ * writable by nobody else, at most max_bytes (looked at before reading). 0 with *ret_buf (malloc'd),
+ * -ENOENT, -EPERM (unsafe), -EBADMSG (too large) or another -errno, with *ret_error saying why. */
+int state_file_load(const char *path, size_t max_bytes, char **ret_buf, size_t *ret_size, char **ret_error);
+
 /* The same checks on a buffer (the file's content); for tests and the fuzzer. */
 int saved_file_parse(const char *buf, size_t size, uint64_t page_size, saved_entry **ret_entries, size_t *ret_n,
                      char **ret_error);

@@ -3,6 +3,7 @@
 #include "log.h"
 #include "knobs.h"
 #include "manager.h"
+#include "speeds.h"
 #include "savedfile.h"
 #include "util.h"
 
@@ -12,11 +13,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { ARG_SOCKET = 0x100, ARG_STATE_DIR, ARG_INSPECT_SAVED, ARG_LIST_KNOBS, ARG_ROOT, ARG_DRY_RUN, ARG_CHECK_CONFIG, ARG_VERSION, ARG_QUIET };
+enum { ARG_SOCKET = 0x100, ARG_STATE_DIR, ARG_SPEEDS_DIR, ARG_INSPECT_SAVED, ARG_LIST_KNOBS, ARG_ROOT, ARG_DRY_RUN, ARG_CHECK_CONFIG, ARG_VERSION, ARG_QUIET };
 
 static const char *arg_config = CONFIG_DEFAULT_PATH;
 static const char *arg_socket;
 static const char *arg_state_dir;
+static const char *arg_speeds_dir;
 static const char *arg_inspect_saved;
 static const char *arg_root;
 static bool arg_dry_run, arg_check_config, arg_quiet;
@@ -30,6 +32,9 @@ static void help(void) {
                "     --socket PATH   control socket (default: the config's, %s)\n"
                "     --state-dir DIR directory of the saved original knob values\n"
                "                     (default %s; owned by root, writable by nobody else)\n"
+               "     --speeds-dir DIR\n"
+               "                     directory of the remembered device speeds (default: the\n"
+               "                     --state-dir if given, else " SPEEDS_DIR ")\n"
                "     --list-knobs    print every knob the daemon may write: files, unit, kernel\n"
                "     --inspect-saved FILE\n"
                "                     check a saved-originals file and print what it lists;\n"
@@ -50,6 +55,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "config",       required_argument, NULL, 'c' },
                 { "socket",       required_argument, NULL, ARG_SOCKET },
                 { "state-dir",    required_argument, NULL, ARG_STATE_DIR },
+                { "speeds-dir",   required_argument, NULL, ARG_SPEEDS_DIR },
                 { "inspect-saved", required_argument, NULL, ARG_INSPECT_SAVED },
                 { "list-knobs",   optional_argument, NULL, ARG_LIST_KNOBS },
                 { "root",         required_argument, NULL, ARG_ROOT },
@@ -78,6 +84,13 @@ static int parse_argv(int argc, char *argv[]) {
                                 return -EINVAL;
                         }
                         arg_state_dir = optarg;
+                        break;
+                case ARG_SPEEDS_DIR:
+                        if (optarg[0] != '/') {
+                                fprintf(stderr, "wbtuned: --speeds-dir %s: must be an absolute path\n", optarg);
+                                return -EINVAL;
+                        }
+                        arg_speeds_dir = optarg;
                         break;
                 case ARG_INSPECT_SAVED: arg_inspect_saved = optarg; break;
                 case ARG_LIST_KNOBS:
@@ -228,6 +241,7 @@ int main(int argc, char *argv[]) {
                 .root = arg_root,
                 .socket_path = arg_socket,
                 .state_dir = arg_state_dir,
+                .speeds_dir = arg_speeds_dir,
                 .dry_run = arg_dry_run,
                 /* print what we see only when run by hand: not under systemd */
                 .print_ticks = !arg_quiet && !getenv("JOURNAL_STREAM") && !getenv("NOTIFY_SOCKET"),

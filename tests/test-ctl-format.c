@@ -32,7 +32,8 @@ static const char *device_a =
         "\"dirtied_total_bytes\":1073741824,\"written_total_bytes\":1048576,\"kernel_bw_bytes_per_s\":0,"
         "\"wb_bw_bytes_per_s\":8388608,\"write_bw_bytes_per_s\":1000,\"dirty_rate_bytes_per_s\":0,"
         "\"backlog_bytes\":12582912,\"backlog_s\":1.5,\"seen_before\":true,\"future_field\":7,"
-        "\"tuning\":{\"managed\":true,\"active\":true,\"bw_estimate_bytes_per_s\":4194304,\"knobs\":[]}}";
+        "\"tuning\":{\"managed\":true,\"active\":true,\"bw_estimate_bytes_per_s\":4194304,\"bw_source\":\"remembered\","
+        "\"bw_remembered_age_s\":10800,\"knobs\":[]}}";
 
 /* An NFS-like BDI: no devnum, no mounts listed, old kernel knobs only, bandwidth unknown. */
 static const char *device_b =
@@ -103,6 +104,21 @@ static void test_bw(void) {
         CHECK(ctl_clean_in_s(12582912, 4194304) == 3.0);
 }
 
+static void test_bw_source(void) {
+        char buf[64];
+
+        CHECK_STREQ(ctl_bw_source_text("measured", false, 0, buf, sizeof buf), "measured now");
+        CHECK_STREQ(ctl_bw_source_text("presumed", false, 0, buf, sizeof buf), "presumed");
+        CHECK_STREQ(ctl_bw_source_text("remembered", true, 45, buf, sizeof buf), "remembered (age 45 s)");
+        CHECK_STREQ(ctl_bw_source_text("remembered", true, 600, buf, sizeof buf), "remembered (age 10 min)");
+        CHECK_STREQ(ctl_bw_source_text("remembered", true, 3 * 3600 + 5, buf, sizeof buf), "remembered (age 3 h)");
+        CHECK_STREQ(ctl_bw_source_text("remembered", true, 9 * 86400, buf, sizeof buf), "remembered (age 9 d)");
+        CHECK_STREQ(ctl_bw_source_text("remembered", false, 0, buf, sizeof buf), "remembered");
+        /* a daemon before the field: said so, not taken for presumed */
+        CHECK_STREQ(ctl_bw_source_text(NULL, false, 0, buf, sizeof buf), "-");
+        CHECK_STREQ(ctl_bw_source_text("guessed\x1b[2J", false, 0, buf, sizeof buf), "guessed\\x1b[2J");
+}
+
 static void test_devices(void) {
         char *text;
         int r;
@@ -115,16 +131,16 @@ static void test_devices(void) {
         text = render(ctl_format_devices, result, &r);
         CHECK(r == 0);
         CHECK_STREQ(text,
-"BDI   NAME      MOUNTS     FS    TRAITS          DIRTY    WB  THRESH      BW  CLEAN IN  KNOBS\n"
-"7:3   loop3     /mnt/x +2  ext4  rotational,usb    12M     0    100M  4.0M/s      3.0s  max 100% strict 0\n"
-"0:52  nfs 0:52  -          -     -                   0  2.0K       0     0/s         ?  min 2% max 50% strict 1\n");
+"BDI   NAME      MOUNTS     FS    TRAITS          DIRTY    WB  THRESH      BW  BW FROM               CLEAN IN  KNOBS\n"
+"7:3   loop3     /mnt/x +2  ext4  rotational,usb    12M     0    100M  4.0M/s  remembered (age 3 h)      3.0s  max 100% strict 0\n"
+"0:52  nfs 0:52  -          -     -                   0  2.0K       0     0/s  -                            ?  min 2% max 50% strict 1\n");
         free(text);
         json_object_put(result);
 
         /* No devices: just the header. */
         result = json_tokener_parse("{\"devices\":[]}");
         text = render(ctl_format_devices, result, &r);
-        CHECK_STREQ(text, "BDI  NAME  MOUNTS  FS  TRAITS  DIRTY  WB  THRESH  BW  CLEAN IN  KNOBS\n");
+        CHECK_STREQ(text, "BDI  NAME  MOUNTS  FS  TRAITS  DIRTY  WB  THRESH  BW  BW FROM  CLEAN IN  KNOBS\n");
         free(text);
         json_object_put(result);
 
@@ -178,7 +194,7 @@ static void test_device(void) {
 "  Knob strict_limit: 0\n"
 "       future_field: 7\n"
 "\n"
-"Tuning: managed, active, bandwidth taken as 4.0M/s\n"
+"Tuning: managed, active, bandwidth taken as 4.0M/s, remembered (age 3 h)\n"
 "No knob.\n");
         free(text);
         json_object_put(d);
@@ -602,9 +618,9 @@ static void test_escaping(void) {
 
         CHECK(r == 0);
         CHECK_STREQ(text,
-"BDI  NAME                 MOUNTS          FS             TRAITS  DIRTY  WB  THRESH   BW  CLEAN IN  KNOBS\n"
-"7:0  l\\x1b[31mx (a\\x0ab)  /mnt/caf\xc3\xa9\\x0ax  fuse.\\u009b2J  \\u202e      0   0       0  0/s        0s  -\n"
-"8:0  caf\xc3\xa9                 -               -              -           0   0       0  0/s        0s  -\n");
+"BDI  NAME                 MOUNTS          FS             TRAITS  DIRTY  WB  THRESH   BW  BW FROM  CLEAN IN  KNOBS\n"
+"7:0  l\\x1b[31mx (a\\x0ab)  /mnt/caf\xc3\xa9\\x0ax  fuse.\\u009b2J  \\u202e      0   0       0  0/s  -              0s  -\n"
+"8:0  caf\xc3\xa9                 -               -              -           0   0       0  0/s  -              0s  -\n");
         free(text);
         json_object_put(o);
 
@@ -752,7 +768,7 @@ static void test_style(void) {
         ctl_format_set_style(false, false);
         text = render(ctl_format_devices, o, &r);
         CHECK(r == 0);
-        CHECK_STREQ(text, "7:0  loop0  -  -  -  0  0  0  0/s  0s  -\n");
+        CHECK_STREQ(text, "7:0  loop0  -  -  -  0  0  0  0/s  -  0s  -\n");
         free(text);
         json_object_put(o);
 
@@ -844,6 +860,7 @@ int main(void) {
         test_tuning();
         test_knobs();
         test_bw();
+        test_bw_source();
         test_devices();
         test_device();
         test_status();

@@ -659,7 +659,7 @@ static void test_nfs_commit_wait_is_not_saturation(void) {
         fixture_done(&f);
 }
 
-static void test_speed_is_forgotten_after_idle(void) {
+static void test_speed_survives_idle(void) {
         fixture f;
 
         fixture_init(&f);
@@ -668,19 +668,79 @@ static void test_speed_is_forgotten_after_idle(void) {
                 CHECK(tick(&f) == 0);
         }
         CHECK(f.st.devices[1].measured);
+        CHECK_EQ_U64(f.d.devices[1].bw_source, SPEED_MEASURED);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
-        /* idle: the cap stays as it is (no writes) ... */
+        /* idle for 125 s: the speed is a prior, not a fact that expires (issue 21: a known stick was
+         * "new" again after every idle minute and got an unbounded first burst); the cap stays */
         idle(&f.dev[1]);
-        for (int n = 0; n < 30; n++)
+        for (int n = 0; n < 125; n++)
                 CHECK(tick(&f) == 0);
         CHECK(f.st.devices[1].measured);
+        CHECK_EQ_U64(f.d.devices[1].bw_bytes_per_s, 8 * MB);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
         CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "idle") != NULL);
-        /* ... until its speed is a minute old: forgotten, no cap; measured again when it writes */
-        for (int n = 0; n < 40; n++)
+        /* it writes again: capped at its speed from the first tick, not presumed */
+        flood(&f.dev[1], 8 * MB, 300 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
+        CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "not measured") == NULL);
+        fixture_done(&f);
+}
+
+/* A speed remembered from an earlier run (the sample's prior) is the device's speed at start. */
+static void test_remembered_slow_device_is_capped_before_writing(void) {
+        fixture f;
+
+        fixture_init(&f);
+        idle(&f.dev[0]);
+        idle(&f.dev[1]);
+        f.dev[1].remembered_bw_bytes_per_s = 8 * MB;
+        f.dev[1].remembered_age_s = 3 * 3600;
+        CHECK(tick(&f) == 0);
+        /* idle and never written in this run: already capped strictly at 8 MB/s x 2 s */
+        CHECK_EQ_U64(f.d.devices[1].bw_bytes_per_s, 8 * MB);
+        CHECK_EQ_U64(f.d.devices[1].bw_source, SPEED_REMEMBERED);
+        CHECK_EQ_U64(f.d.devices[1].remembered_age_s, 3 * 3600);
+        CHECK(dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+        CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "remembered") != NULL);
+        /* a device with no prior is left alone while idle, as before */
+        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        CHECK_EQ_U64(f.d.devices[0].bw_source, SPEED_PRESUMED);
+        /* its first burst meets that cap, not a presumed quarter of the pool */
+        flood(&f.dev[1], 8 * MB, 300 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+        /* a few seconds measured now: the speed is this run's */
+        for (int n = 0; n < 3; n++) {
+                flood(&f.dev[1], 8 * MB, 300 * MB);
                 CHECK(tick(&f) == 0);
-        CHECK(!f.st.devices[1].measured);
-        CHECK(!dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
+        }
+        CHECK_EQ_U64(f.d.devices[1].bw_source, SPEED_MEASURED);
+        CHECK_EQ_U64(f.d.devices[1].bw_bytes_per_s, 8 * MB);
+        fixture_done(&f);
+}
+
+/* A remembered fast device is not treated as unknown: no presumed cap on its first burst. */
+static void test_remembered_fast_device_is_not_presumed(void) {
+        fixture f;
+
+        fixture_init(&f);
+        idle(&f.dev[0]);
+        idle(&f.dev[1]);
+        f.dev[0].remembered_bw_bytes_per_s = 3000 * MB;
+        f.dev[0].remembered_age_s = 60;
+        CHECK(tick(&f) == 0);
+        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        /* 3 GB/s x 2 s is above the limit: its first burst is bounded by the limit alone */
+        flood(&f.dev[0], 400 * MB, 400 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(f.d.devices[0].bw_source, SPEED_REMEMBERED);
+        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted);
         fixture_done(&f);
 }
 
@@ -956,7 +1016,9 @@ int main(void) {
         test_cap_near_the_limit_does_not_flap();
         test_saturation_needs_both_ends();
         test_nfs_commit_wait_is_not_saturation();
-        test_speed_is_forgotten_after_idle();
+        test_speed_survives_idle();
+        test_remembered_slow_device_is_capped_before_writing();
+        test_remembered_fast_device_is_not_presumed();
         test_untrusted_figures_leave_limits_alone();
         test_small_box_keeps_the_kernels_limit();
         test_flush_interval_does_not_flap();

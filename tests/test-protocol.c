@@ -173,7 +173,8 @@ static void fixture_decision(decision *d) {
         want(&d->global[KNOB_DIRTY_BACKGROUND_BYTES], 100 * M, "half the dirty limit");
         d->devices[0] = (device_decision) { .bdi = "0:52", .managed = true };
         d->devices[1] = (device_decision) { .bdi = "7:0", .managed = false };
-        d->devices[2] = (device_decision) { .bdi = "7:2", .managed = true, .active = true, .bw_bytes_per_s = 8 * M };
+        d->devices[2] = (device_decision) { .bdi = "7:2", .managed = true, .active = true, .bw_bytes_per_s = 8 * M,
+                                            .bw_source = SPEED_REMEMBERED, .remembered_age_s = 3 * 3600 };
         want(&d->devices[2].knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST], 16 * M, "bandwidth 8.0M/s x 2.0 s target");
         want(&d->devices[2].knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST], 1, "a slow device");
 }
