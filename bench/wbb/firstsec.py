@@ -45,11 +45,6 @@ class FCase(TCase):
                  db=None, copy=None, fill_role=None, **kw):
         super().__init__(name, family, set_, desc, bps, base, script, **kw)
         self.target, self.first, self.db, self.copy, self.fill_role = target, first, db, copy, fill_role
-        self.fresh_state = True
-
-    def prepare(self, c):
-        # every run's daemon starts with what it has learnt in this run only (set by cli)
-        c.daemon_args = list(getattr(c.o, "firstsec_daemon_args", lambda tag: [])(c.tag))
 
     def bound_bytes(self, role, first):
         speed_bound = self.bps[role] * BACKLOG_S

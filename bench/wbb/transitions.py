@@ -325,7 +325,14 @@ class Ctx:
         self.pool_bytes = tunings.current_limit()
         self.remembered_bdis = False
         self.dbs = {}           # name -> dict(p, log, role, t_start, t_end): dbwriter.py commit loops
-        self.daemon_args = []   # extra command-line arguments for every daemon start
+        # every daemon of this run remembers device speeds in a directory of this run only: what
+        # one run measured must not make the next one's "new" device known (nor touch the host's
+        # /var/lib/wbtuned); a daemon restarted within the run finds what the first one learnt
+        self.daemon_args = []
+        if tuning == "wbtuned" and tunings.daemon_has_option(o.wbtuned_path, "--speeds-dir"):
+            speeds = os.path.join(iodir, tag + ".speeds")
+            os.mkdir(speeds, 0o700)
+            self.daemon_args = ["--speeds-dir", speeds]
 
     def now(self):
         return time.monotonic() - self.sampler.t0

@@ -86,6 +86,20 @@ def find_wbtuned(explicit, bench_dir):
     return None
 
 
+_help_cache = {}
+
+
+def daemon_has_option(binary, option):
+    """Whether this daemon build knows a command-line option (older builds in a comparison do not)."""
+    if binary not in _help_cache:
+        try:
+            _help_cache[binary] = subprocess.run([binary, "--help"], capture_output=True, text=True,
+                                                 timeout=10).stdout
+        except (OSError, subprocess.SubprocessError):
+            _help_cache[binary] = ""
+    return option in _help_cache[binary]
+
+
 def daemon_config(path, priv, case, extra_file=None, tick_ms=100):
     """A private config for the daemon: auto mode, our socket, the scenario's pin."""
     if extra_file:
