@@ -11,7 +11,7 @@ set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
 self=$(basename "$0")
-touches_re='\b(losetup|debootstrap|systemd-nspawn|fio|wbbench|make_loop_fs|live_test_begin|live_lock|nspawn_[a-z_]+|mkfs\.[a-z0-9]+)\b|\bu?mount[[:space:]]+["$-]|(^|[^[:alnum:]_}./])/(proc/sys/vm|sys/class/bdi/|sys/fs/cgroup|sys/kernel/debug)'
+touches_re='\b(losetup|debootstrap|systemd-nspawn|fio|make_loop_fs|live_test_begin|live_lock|nspawn_[a-z_]+|mkfs\.[a-z0-9]+)\b|\bu?mount[[:space:]]+["$-]|(^|[^[:alnum:]_}./])/(proc/sys/vm|sys/class/bdi/|sys/fs/cgroup|sys/kernel/debug)'
 
 # touches FILE: its code (not its comments) names something of the live kernel
 touches() { grep -Ev '^[[:space:]]*#' "$1" | grep -Eq "$touches_re"; }
@@ -45,7 +45,7 @@ done
 for t in test-live.sh test-actuate-live.sh test-nspawn.sh test-deb.sh test-bench-quick.sh test-trace-live.sh; do
         [[ " ${live[*]##*/} " == *" $t "* ]] || fail "$t is not recognised as touching the live kernel: fix touches_re"
 done
-for t in test-daemon.sh test-cli.sh test-completion.sh test-metrics.sh; do
+for t in test-daemon.sh test-cli.sh test-completion.sh test-metrics.sh test-spdx.sh; do
         [[ " ${live[*]##*/} " == *" $t "* ]] && fail "$t (fake trees only) is taken for a live test: fix touches_re"
 done
 ok "${#live[@]} live-kernel scripts, each calls live_opt_in first: ${live[*]##*/}"
