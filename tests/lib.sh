@@ -7,6 +7,8 @@
 : "${WBTUNECTL:=$top_builddir/src/wbtunectl}"
 : "${PYTHON3:=python3}"
 export top_srcdir top_builddir WBTUNED WBTUNECTL
+# live_opt_in: the first command of every test that touches the live kernel
+. "$top_srcdir/tests/live-opt-in.sh"
 
 TEST_NAME=$(basename "$0")
 
@@ -133,9 +135,9 @@ require_binaries() {
 }
 
 # Tests that change or compare the live kernel's global knobs: run one at a time (make check
-# runs tests in parallel) and not at all when WBTUNED_SKIP_LIVE=1 (the distcheck pass).
+# runs tests in parallel), only when opted in (live_opt_in, their first command, checks it again).
 live_test_begin() {
-        [[ ${WBTUNED_SKIP_LIVE:-0} == 1 ]] && skip "WBTUNED_SKIP_LIVE=1: live-kernel tests are off"
+        live_opt_in
         live_lock
 }
 

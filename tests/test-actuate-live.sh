@@ -2,6 +2,7 @@
 # The actuator on the live kernel: a loop device of our own, dirty_bytes and its BDI's cap, then exact restore.
 set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+live_opt_in
 
 [[ $(id -u) == 0 ]] || skip "needs root"
 command -v losetup >/dev/null || skip "losetup not installed"

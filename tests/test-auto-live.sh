@@ -4,6 +4,7 @@
 # by a start and a stop.
 set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+live_opt_in
 require_binaries
 
 [[ $(id -u) -eq 0 ]] || skip "not root: auto mode writes kernel knobs"

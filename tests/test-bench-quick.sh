@@ -5,11 +5,12 @@
 # exited 0, and the report and plots exist. No timing assertions.
 # Exit 77 (skip) when the live kernel testbed cannot be built here.
 set -u
+. "${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/live-opt-in.sh"
+live_opt_in
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 bench="$srcdir/bench/wbbench"
 
 skip() { echo "SKIP: $*"; exit 77; }
-[ "${WBTUNED_SKIP_LIVE:-0}" = 1 ] && skip "WBTUNED_SKIP_LIVE=1: live-kernel tests are off"
 [ "$(id -u)" -eq 0 ] || skip "needs root (loop devices, vm sysctls, blkio throttles)"
 command -v fio >/dev/null 2>&1 || skip "fio not installed (apt-get install fio)"
 command -v python3 >/dev/null 2>&1 || skip "python3 not installed"

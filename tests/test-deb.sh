@@ -7,6 +7,7 @@
 # they are compared before, every second while it runs, and after.
 set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+live_opt_in
 
 [[ $(id -u) -eq 0 ]] || skip "not root: booting a container needs root"
 for tool in dpkg-buildpackage:dpkg-dev dh:debhelper lintian:lintian systemd-nspawn:systemd-container; do

@@ -4,6 +4,7 @@
 # way udevd forwards them (tests/send_uevent.py) for a loop device of our own. Root only.
 set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+live_opt_in
 require_binaries
 
 [[ $(id -u) -eq 0 ]] || skip "needs root (sending netlink device events)"

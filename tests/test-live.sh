@@ -4,6 +4,7 @@
 # fails (and restores them) if any vm or BDI knob changed.
 set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+live_opt_in
 require_binaries
 
 [[ $(id -u) -eq 0 ]] || skip "not root: the live test needs a loop device and a mount"

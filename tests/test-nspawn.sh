@@ -12,6 +12,7 @@
 # ~1 min); each run boots an overlay of it, so runs never change the cache.
 set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+live_opt_in
 
 [[ $(id -u) -eq 0 ]] || skip "not root: booting a container needs root"
 command -v systemd-nspawn > /dev/null || skip "systemd-nspawn is not installed (apt-get install systemd-container)"

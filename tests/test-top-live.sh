@@ -3,6 +3,7 @@
 # `wbtunectl top --once --json`, and its trace instance is gone once it stops. Root only; 77 without the means.
 set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+live_opt_in
 require_binaries
 
 [[ $(id -u) -eq 0 ]] || skip "needs root"

@@ -2,6 +2,8 @@
 # Live: a dd throttled on our own slow loop device must show up as paused in trace.c's tables,
 # and the private trace instance must be gone afterwards. Root only; skips (77) without the means.
 set -u
+. "${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/live-opt-in.sh"
+live_opt_in
 
 skip() { echo "SKIP: $*"; exit 77; }
 
@@ -13,7 +15,6 @@ builddir=${top_builddir:-.}
 driver=$builddir/tests/test-trace-live
 [ -x "$driver" ] || driver=$(dirname "$0")/test-trace-live
 [ -x "$driver" ] || skip "test-trace-live not built"
-[ "${WBTUNED_SKIP_LIVE:-0}" = 1 ] && skip "WBTUNED_SKIP_LIVE=1: live-kernel tests are off"
 # one live-kernel test at a time (see live_test_begin in tests/lib.sh)
 if [ "${WBTUNED_LIVE_LOCK_HELD:-0}" != 1 ]; then
 	exec 9> "${WBTUNED_LIVE_LOCK:-/run/wbtuned-live.lock}" && flock 9 || exit 99

@@ -5,6 +5,7 @@
 # so and waits for the kernel's own writeback. Root only; 77 without a loop device or blkio throttle.
 set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+live_opt_in
 require_binaries
 
 [[ $(id -u) -eq 0 ]] || skip "needs root"
