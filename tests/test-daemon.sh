@@ -306,7 +306,9 @@ grep -q 'Attribution: off: not on the live system' <<< "$out" || { echo "$out"; 
 ok "status text: $(grep 'Attribution:' <<< "$out" | sed 's/^ *//')"
 
 # rates need two readings of the same pid; full scans run every 5 ticks (200 ms here)
-for ((i = 1; i <= 40; i++)); do fake_io $((i * 1048576)); sleep 0.1; done &
+# (for up to 15 s: on a loaded machine the checks below take longer than the 4 s it once ran, and a
+# dirtier that stopped more than 5 s ago is rightly no longer listed; it is stopped after them)
+for ((i = 1; i <= 150; i++)); do fake_io $((i * 1048576)); sleep 0.1; done &
 writer=$!
 push_cleanup "kill $writer 2>/dev/null"
 poll_top() {
@@ -334,6 +336,7 @@ for ((i = 0; i < 10; i++)); do
 done
 [[ $out == *$'\e['* ]] && fail "top --once into a pipe cleared the screen"
 ok "top --once prints a text view without escape codes into a pipe"
+kill "$writer" 2>/dev/null
 wait "$writer" 2>/dev/null
 
 out=$(ctl history --json) || fail "history --json failed"
@@ -419,8 +422,9 @@ sed 's/^tick = 200ms$/tick = 300ms/' "$tmp/good.conf" > "$tmp/wbtuned.conf"
 kill -HUP "$daemon"
 poll status 5 'j["tick_ms"] == 300' || { echo "$out"; fail "SIGHUP with tick = 300ms: tick_ms did not change"; }
 ok "SIGHUP with a good config: tick 300 ms"
-# the ticks counted against the time really passed (a loaded machine sleeps longer than asked):
-# at 300 ms, not 200 ms, within a tick or two either way
+# the ticks counted against the time really passed: no faster than one per 300 ms (a tick or
+# so of slack), and still ticking. No lower bound on the rate: a loaded machine (CI, a benchmark
+# beside it) delays the daemon's timer, and 8 ticks in 4.25 s failed a run that way.
 s0=$(date +%s%N)
 t0=$(json_get "$(ctl status --json)" 'j["ticks"]')
 sleep 1.5
@@ -428,8 +432,7 @@ out=$(ctl status --json)
 t1=$(json_get "$out" 'j["ticks"]')
 s1=$(date +%s%N)
 elapsed_ms=$(((s1 - s0) / 1000000))
-[[ $((t1 - t0)) -ge $((elapsed_ms / 300 - 2)) && $((t1 - t0)) -le $((elapsed_ms / 300 + 1)) &&
-   $((t1 - t0)) -lt $((elapsed_ms / 200 - 1)) ]] ||
+[[ $t1 -gt $t0 && $((t1 - t0)) -le $((elapsed_ms / 300 + 1)) ]] ||
         fail "ticks went $t0 -> $t1 in ${elapsed_ms} ms at 300 ms"
 ok "ticking at 300 ms ($t0 -> $t1 in 1.5 s)"
 
