@@ -24,6 +24,16 @@ finish() {
 trap finish EXIT
 
 uname -r > "$out/kernel"
+
+# --- the package, installed with apt as an admin would; its start waits for the kernel-alone runs
+# (policy-rc.d says "not now" to the maintainer scripts' start, not to the enable)
+note "apt-get install ./wbtuned_*.deb"
+printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+chmod 0755 /usr/sbin/policy-rc.d
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-download /wbtuned-vm/wbtuned_*.deb > "$out/apt-install.txt" 2>&1
+echo $? > "$out/apt-install.rc"
+rm -f /usr/sbin/policy-rc.d
+systemctl is-enabled wbtuned.service > "$out/unit.enabled-by-package" 2>&1
 systemd-detect-virt > "$out/virt" 2>&1
 note "kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { print $2 / 1024 " MiB" }' /proc/meminfo)"
 

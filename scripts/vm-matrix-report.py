@@ -92,6 +92,10 @@ def kernel_column(d):
     col["debugfs bdi/*/wb_stats"] = inv.get("debugfs/bdi/wb_stats", "?")
     col["cgroup v2, udev"] = "%s, %s" % (inv.get("cgroup2", "?"), inv.get("udev", "?"))
 
+    apt_rc = (read(os.path.join(d, "apt-install.rc")) or "?").strip()
+    col["apt-get install ./wbtuned_*.deb; unit enabled by it"] = "%s; %s" % (
+        "ok" if apt_rc == "0" else "FAILED (exit %s)" % apt_rc,
+        (read(os.path.join(d, "unit.enabled-by-package")) or "?").strip())
     started = props(os.path.join(d, "unit.started"))
     col["unit after enable --now"] = "%s; %s" % (started.get("ActiveState", "?"), started.get("StatusText", "") or "no STATUS")
     st = load_json(os.path.join(d, "status.start.json")) or {}
