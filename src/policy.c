@@ -29,6 +29,7 @@
 #define BW_FRESH_USEC 1000000ULL            /* the kernel's estimate is current while the device wrote within 1 s */
 #define FILL_RATE_BYTES_PER_S (8 * MB)      /* dirtied this fast, an unmeasured device may be filling the pool */
 #define UNMEASURED_SLOW_DIVISOR 4           /* removable, USB, MMC, NFS, FUSE: a quarter of unmeasured_device_bytes first */
+#define FAST_TICK_UNKNOWN_TICKS 30         /* fast ticks for an unknown device's first 30 written samples (3 s) */
 #define FAR_BELOW_DIVISOR 8                 /* dirtied at an eighth of its known speed or less, it needs no reservation */
 #define BW_EARLY_USEC 500000ULL             /* half a second saturated tells a fast device from a presumed slow one ... */
 #define PRESUMED_RELEASE_DIVISOR 2          /* ... once its speed x target reaches half of its presumed cap */
@@ -620,6 +621,32 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
         }
         for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
                 out->global[k].policy_value = out->global[k].value;
+        return 0;
+}
+
+uint64_t policy_fast_tick_ms(const sample *s, const policy_state *st, const decision *d, char *why, size_t why_size) {
+        for (size_t i = 0; i < d->n_devices && i < s->n_devices && i < st->n_devices; i++) {
+                const device_decision *dd = &d->devices[i];
+                const policy_device_state *ds = &st->devices[i];
+                const knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
+
+                if (!dd->managed || strcmp(dd->bdi, s->devices[i].bdi) != 0 || strcmp(ds->bdi, dd->bdi) != 0)
+                        continue;
+                if (!s->devices[i].seen_before) {
+                        snprintf(why, why_size, "%s: just appeared", dd->name);
+                        return POLICY_FAST_TICK_MS;
+                }
+                if (!ds->measured && dd->active && !ds->quiet && ds->active_ticks <= FAST_TICK_UNKNOWN_TICKS) {
+                        snprintf(why, why_size, "%s: speed not known yet, being written", dd->name);
+                        return POLICY_FAST_TICK_MS;
+                }
+                if (dd->capped && kmax->held) {
+                        snprintf(why, why_size, "%s: its backlog is above its bound, coming down", dd->name);
+                        return POLICY_FAST_TICK_MS;
+                }
+        }
+        if (why_size)
+                why[0] = '\0';
         return 0;
 }
 

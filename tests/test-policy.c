@@ -351,6 +351,42 @@ static void test_no_reservation_far_below_known_speed(void) {
         fixture_done(&f);
 }
 
+/* issue 21 item 3: a fast tick while something changes fast, the configured one when quiet. */
+static void test_fast_tick(void) {
+        char why[128];
+        fixture f;
+        int n;
+
+        fixture_init(&f);
+        idle(&f.dev[0]);
+        idle(&f.dev[1]);
+        f.dev[1].seen_before = false;   /* just appeared */
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(policy_fast_tick_ms(&f.s, &f.st, &f.d, why, sizeof why), POLICY_FAST_TICK_MS);
+        CHECK_STREQ(why, "sdb: just appeared");
+        f.dev[1].seen_before = true;
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(policy_fast_tick_ms(&f.s, &f.st, &f.d, why, sizeof why), 0);
+        CHECK_STREQ(why, "");
+        /* the stick is written before its speed is known (never saturated): fast ticks, its first 3 s at most */
+        for (n = 0; n < 40; n++) {
+                flood(&f.dev[1], 800 * 1024, 2 * MB);  /* all of it under writeback: not saturated */
+                CHECK(tick_after(&f, 100000) == 0);
+                CHECK(!f.st.devices[1].measured);
+                if (n == 1) {
+                        CHECK_EQ_U64(policy_fast_tick_ms(&f.s, &f.st, &f.d, why, sizeof why), POLICY_FAST_TICK_MS);
+                        CHECK_STREQ(why, "sdb: speed not known yet, being written");
+                }
+        }
+        CHECK_EQ_U64(policy_fast_tick_ms(&f.s, &f.st, &f.d, why, sizeof why), 0);
+        /* a strict cap the guard holds above its bound: fast while it comes down */
+        f.d.devices[1].capped = true;
+        f.d.devices[1].knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].held = true;
+        CHECK_EQ_U64(policy_fast_tick_ms(&f.s, &f.st, &f.d, why, sizeof why), POLICY_FAST_TICK_MS);
+        CHECK_STREQ(why, "sdb: its backlog is above its bound, coming down");
+        fixture_done(&f);
+}
+
 static void test_stray_pages_are_not_a_writer(void) {
         fixture f;
 
@@ -1026,6 +1062,7 @@ int main(void) {
         test_bursty_completions_average_out();
         test_unsaturated_device_is_not_measured();
         test_no_reservation_far_below_known_speed();
+        test_fast_tick();
         test_stray_pages_are_not_a_writer();
         test_backlog_from_before_is_no_demand();
         test_stale_kernel_estimate_is_not_the_speed();
