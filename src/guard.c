@@ -184,11 +184,11 @@ static void guard_strict(const bdi_device *dev, double dt_s, device_decision *dd
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
         uint64_t drain_per_s = strict_drain_per_s(dev, dd), step_bytes, block_bytes, base, held, lowest;
         guard_hold *h;
-        char a[16], b[16], c[16];
+        char a[16], b[16], c[16], d[16];
 
         step_bytes = (uint64_t) ((double) drain_per_s * dt_s * GUARD_STRICT_FALL_PERCENT / 100.0);
         block_bytes = mul_div(drain_per_s, GUARD_STRICT_BLOCK_MS, 1000);
-        if (kmax->value + step_bytes >= dev->backlog_bytes) {
+        if (kmax->value + MAX(step_bytes, GUARD_STRICT_SLACK_BYTES) >= dev->backlog_bytes) {
                 forget_hold(st, dev->bdi);
                 return;
         }
@@ -205,7 +205,7 @@ static void guard_strict(const bdi_device *dev, double dt_s, device_decision *dd
         hold(kmax, held, "descent of an oversized backlog: held at %s, the device holds %s and drains %s/s; "
              "its writers are paced below that until it is down to %s",
              format_bytes(a, sizeof a, held), format_bytes(b, sizeof b, dev->backlog_bytes),
-             format_bytes(c, sizeof c, drain_per_s), format_bytes(a, sizeof a, kmax->policy_value));
+             format_bytes(c, sizeof c, drain_per_s), format_bytes(d, sizeof d, kmax->policy_value));
         /* its threshold is min_bytes plus its share of the pool, at most max_bytes: the minimum makes
          * the cap the threshold whatever the share (the policy's minimum of a strict device is its cap;
          * one from the config is the admin's). Equal, they fall together, the minimum never above. */
@@ -221,7 +221,8 @@ static void guard_strict_fit(const bdi_device *dev, device_decision *dd, guard_s
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
-        uint64_t block_bytes = mul_div(strict_drain_per_s(dev, dd), GUARD_STRICT_BLOCK_MS, 1000);
+        uint64_t block_bytes = MAX(mul_div(strict_drain_per_s(dev, dd), GUARD_STRICT_BLOCK_MS, 1000),
+                                   GUARD_STRICT_SLACK_BYTES);
         char a[16], b[16], c[16];
 
         if (!kmax->held || !find_hold(st, dev->bdi, false))

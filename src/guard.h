@@ -26,6 +26,9 @@
 /* ... but never further below the backlog than this much of its drain: a writer then waits at most
  * about that long for the device to drain under its threshold. */
 #define GUARD_STRICT_BLOCK_MS 1000
+/* Writers overshoot a strict threshold by a few megabytes (per-CPU batches, 4M writeback chunks): a
+ * backlog this far above the cap is no oversized backlog, and no reason to drop strict. */
+#define GUARD_STRICT_SLACK_BYTES (4ULL << 20)
 /* The drain assumed for a device of no known speed (the policy's own floor). */
 #define GUARD_DRAIN_FLOOR_BYTES_PER_S (1ULL << 20)
 /* All min_bytes together within this much of the limit the guard lets through: a strict hold's

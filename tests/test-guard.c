@@ -460,6 +460,21 @@ static void test_strict_caps(void) {
         guard_apply(&f.s, &f.st, &f.d);
         CHECK_EQ_U64(MAXB(&f, 1)->value, 90 * M - 30 * M / 20);
 
+        /* test-auto-live: a 1 MB/s device's writer a couple of megabytes over its 64M first bound (the
+         * kernel's batches) was taken for an oversized backlog, and strict was dropped: it then ran free */
+        printf("# a writer a few megabytes over a slow device's cap: no hold, still strict\n");
+        strict_fixture(&f, 1000 * M, 66 * M, 64 * M);
+        f.dd[1].bw_bytes_per_s = 1 * M;
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 64 * M);
+        CHECK(!MAXB(&f, 1)->held);
+        CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
+        printf("# ... and a hold's reason names where it heads\n");
+        strict_tick(&f, 1.0, 80 * M, 64 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(strstr(MAXB(&f, 1)->held_reason, "until it is down to 64M") != NULL);
+        CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
+
         printf("# a held minimum may take more than the policy's %d %% of the limit: 240M of 400M\n", MIN_SUM_PERCENT);
         strict_fixture(&f, 400 * M, 240 * M, 16 * M);
         guard_apply(&f.s, &f.st, &f.d);
