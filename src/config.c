@@ -367,7 +367,7 @@ void config_init(config *c) {
                 .min_dirty_bytes = 64 * MIB,
                 .max_dirty_bytes = 0,
                 .min_device_bytes = 4 * MIB,
-                .unmeasured_device_bytes = 16 * MIB,
+                .unmeasured_device_bytes = 64 * MIB,
                 .max_age_ms = 30000,
         };
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #define LIMIT_CHANGED_PERCENT 1     /* smaller moves of the threshold are the kernel's own arithmetic */
+#define GUARD_PAGE_BYTES 4096ULL
 
 static void hold(knob_decision *k, uint64_t value, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static void hold(knob_decision *k, uint64_t value, const char *format, ...) {
@@ -55,10 +56,16 @@ static uint64_t fall_floor(const guard_state *st, uint64_t now_usec, uint64_t ta
         return target + (uint64_t) ((double) (st->limit_bytes - target) * keep);
 }
 
+/* The lowest limit whose freerun point, with background at half of it (the guard holds it there), is
+ * above bytes: writers below freerun are not throttled at all. */
+static uint64_t limit_for_freerun(uint64_t bytes) {
+        return bytes / 3 * 4 + 4 * GUARD_PAGE_BYTES;
+}
+
 static void guard_global(const sample *s, guard_state *st, decision *d) {
         knob_decision *kd = &d->global[KNOB_DIRTY_BYTES], *kb = &d->global[KNOB_DIRTY_BACKGROUND_BYTES];
         uint64_t inflight = s->global.dirty_bytes + s->global.writeback_bytes, expected = 0, need = 0;
-        uint64_t stuck, floor_stall, floor_freerun, floor, fall, ceiling, held;
+        uint64_t stuck, floor_stall, floor_freerun, floor, fall, ceiling, held, dirtying = 0, free_limit;
         char a[16], b[16], c[16];
 
         if (!kd->wanted)
@@ -78,22 +85,33 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
         floor_stall = stuck + need;
         /* freerun = (limit + background) / 2 with background = limit / 2 */
         floor_freerun = (stuck + GUARD_MARGIN_BYTES) / 3 * 4;
-        floor = MAX(floor_stall, floor_freerun);
+        /* an admin's pin is not raised for room: it only steps down (below) while more is dirty */
+        floor = kd->from_config ? 0 : MAX(floor_stall, floor_freerun);
         ceiling = MAX(st->ceiling_bytes, s->global.dirty_thresh_bytes);
         /* a memory-limited cgroup's dirty limit is the global limit's share of memory applied to its
          * own (domain_dirty_limits()): lowering the global limit shrinks it in proportion */
         if (s->memcg.n_writing > 0)
                 floor = ceiling;
         floor = MIN(floor, ceiling);
+        for (size_t i = 0; i < s->n_devices; i++)
+                dirtying += s->devices[i].dirty_rate_bytes_per_s;
+        /* the fall protects what is dirty and what its writers dirty within a second: a limit whose freerun
+         * point is above that throttles nobody, and is written at once (as far as that point allows) */
         fall = fall_floor(st, s->time_usec, MAX(kd->value, floor));
+        free_limit = limit_for_freerun(inflight + dirtying);
+        if (free_limit < fall)
+                fall = MAX(free_limit, MAX(kd->value, floor));
         /* a small step down is not worth a write: wait until the fall allows a real one */
         if (fall > MAX(kd->value, floor) && fall < st->limit_bytes &&
             fall + st->limit_bytes / 100 * GUARD_STEP_PERCENT > st->limit_bytes)
                 fall = st->limit_bytes;
         held = MAX(kd->value, MAX(floor, fall));
         /* the threshold read back is the written value rounded by the kernel, and the floor moves with
-         * every tick's counts: within 1 % of last tick's hold, hold the same bytes (no rewrite) */
-        if (held != kd->value && st->held_bytes && near(held, st->held_bytes) && st->held_bytes >= floor)
+         * every tick's counts: within 1 % of last tick's hold, or less than a step below it, hold the
+         * same bytes (no rewrite) */
+        if (held != kd->value && st->held_bytes && st->held_bytes >= floor &&
+            (near(held, st->held_bytes) ||
+             (held < st->held_bytes && held + st->held_bytes / 100 * GUARD_STEP_PERCENT > st->held_bytes)))
                 held = MIN(st->held_bytes, ceiling);
         /* raised by a backlog still growing: a step with room, not a write every tick (start-a: the
          * disk's writer lifted the floor ~0.2 % a tick, and both global knobs were written 40 times) */
@@ -110,6 +128,10 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
                 hold(kd, held, "held at the kernel's own %s: %u memory-limited cgroup(s) write (%s, memory.max %s), "
                      "and their dirty limits are its share of their memory", format_bytes(a, sizeof a, held),
                      s->memcg.n_writing, s->memcg.example, format_bytes(b, sizeof b, s->memcg.smallest_max_bytes));
+        else if (held == fall && fall == free_limit && fall > floor)
+                hold(kd, held, "held at %s: on the way down, its freerun point stays above the %s dirty or under "
+                     "writeback now and the %s/s dirtied", format_bytes(a, sizeof a, held),
+                     format_bytes(b, sizeof b, inflight), format_bytes(c, sizeof c, dirtying));
         else if (held == fall && fall > floor)
                 hold(kd, held, "held at %s: a limit falls no faster than the kernel lowers its own (%s now)",
                      format_bytes(a, sizeof a, held), format_bytes(b, sizeof b, s->global.dirty_thresh_bytes));
@@ -145,36 +167,45 @@ static void forget_hold(guard_state *st, const char *bdi) {
                 *h = (guard_hold) {};
 }
 
-/* A strict cap: its freerun point, cap x (limit + background) / (2 x limit), stays just under the
- * backlog, falling by GUARD_STRICT_FALL_PERCENT of what the device drained over dt_s. */
-static void guard_strict(const bdi_device *dev, uint64_t limit_bytes, uint64_t background_bytes, double dt_s,
-                         device_decision *dd, guard_state *st) {
+/* What a strict device drains in a second: the policy's estimate of its speed. */
+static uint64_t strict_drain_per_s(const bdi_device *dev, const device_decision *dd) {
+        (void) dev;  /* its per-tick rate comes in bursts (0, then 10x): the policy's estimate averages them */
+        return MAX(dd->bw_bytes_per_s, GUARD_DRAIN_FLOOR_BYTES_PER_S);
+}
+
+/* A strict cap below the backlog: a strict wb's writers stop at its threshold (pos_ratio 0) until the
+ * device drains under it, so the threshold (the cap, with min_bytes equal) is put below what the device
+ * holds by GUARD_STRICT_FALL_PERCENT of what it drains over dt_s, and goes on falling so each second,
+ * never further below the backlog than GUARD_STRICT_BLOCK_MS of its drain: its writers are paced below
+ * the device's speed, never stopped for long, and the backlog comes down to the policy's bound. Once
+ * begun, the hold never rises: a writer that outran its device must not lift its own cap. */
+static void guard_strict(const bdi_device *dev, double dt_s, device_decision *dd, guard_state *st) {
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
-        uint64_t drain_bytes, point, floor, held;
+        uint64_t drain_per_s = strict_drain_per_s(dev, dd), step_bytes, block_bytes, base, held, lowest;
         guard_hold *h;
-        char a[16], b[16], c[16];
+        char a[16], b[16], c[16], d[16];
 
-        drain_bytes = (uint64_t) ((double) MAX(dd->bw_bytes_per_s, dev->write_bw_bytes_per_s) * dt_s *
-                                  GUARD_STRICT_FALL_PERCENT / 100.0);
-        point = dev->backlog_bytes > drain_bytes ? dev->backlog_bytes - drain_bytes : 0;
-        floor = background_bytes < limit_bytes ? mul_div(point, 2 * limit_bytes, limit_bytes + background_bytes)
-                                               : point;
-        if (kmax->value >= floor) {
+        step_bytes = (uint64_t) ((double) drain_per_s * dt_s * GUARD_STRICT_FALL_PERCENT / 100.0);
+        block_bytes = mul_div(drain_per_s, GUARD_STRICT_BLOCK_MS, 1000);
+        if (kmax->value + MAX(step_bytes, GUARD_STRICT_SLACK_BYTES) >= dev->backlog_bytes) {
                 forget_hold(st, dev->bdi);
                 return;
         }
         h = find_hold(st, dev->bdi, true);
-        /* it may rise above the cap in place when the hold begins, never after: a writer that outran
-         * its device into the paced band must not lift its own cap tick by tick */
-        held = h && h->cap_bytes ? MIN(floor, h->cap_bytes) : floor;
+        base = h && h->cap_bytes ? MIN(h->cap_bytes, dev->backlog_bytes) : dev->backlog_bytes;
+        held = base > step_bytes ? base - step_bytes : 0;
+        lowest = dev->backlog_bytes > block_bytes ? dev->backlog_bytes - block_bytes : 0;
+        held = MAX(held, lowest);
+        if (h && h->cap_bytes)
+                held = MIN(held, h->cap_bytes);
         held = MAX(held, kmax->value);
         if (h)
                 h->cap_bytes = held;
-        hold(kmax, held, "held at %s: the device holds %s; a strict cap's writers run free below %s of it and "
-             "stop at its threshold",
+        hold(kmax, held, "descent of an oversized backlog: held at %s, the device holds %s and drains %s/s; "
+             "its writers are paced below that until it is down to %s",
              format_bytes(a, sizeof a, held), format_bytes(b, sizeof b, dev->backlog_bytes),
-             format_bytes(c, sizeof c, point));
+             format_bytes(c, sizeof c, drain_per_s), format_bytes(d, sizeof d, kmax->policy_value));
         /* its threshold is min_bytes plus its share of the pool, at most max_bytes: the minimum makes
          * the cap the threshold whatever the share (the policy's minimum of a strict device is its cap;
          * one from the config is the admin's). Equal, they fall together, the minimum never above. */
@@ -190,16 +221,18 @@ static void guard_strict_fit(const bdi_device *dev, device_decision *dd, guard_s
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
+        uint64_t block_bytes = MAX(mul_div(strict_drain_per_s(dev, dd), GUARD_STRICT_BLOCK_MS, 1000),
+                                   GUARD_STRICT_SLACK_BYTES);
         char a[16], b[16], c[16];
 
         if (!kmax->held || !find_hold(st, dev->bdi, false))
                 return;
-        if (dev->backlog_bytes >= kmax->value)
-                /* a cap that may not rise again, and a backlog that grew to it */
-                hold(kstrict, 0, "not strict while it drains: it holds %s, at or above its held cap %s",
-                     format_bytes(a, sizeof a, dev->backlog_bytes), format_bytes(b, sizeof b, kmax->value));
+        if (dev->backlog_bytes > kmax->value + block_bytes)
+                /* a cap that may not rise again, and a backlog that grew over a second's drain above it */
+                hold(kstrict, 0, "not strict while it drains: it holds %s, more than a second's drain above its "
+                     "held cap %s", format_bytes(a, sizeof a, dev->backlog_bytes), format_bytes(b, sizeof b, kmax->value));
         else if (kmin->held && kmin->value < kmax->value &&
-                 dev->backlog_bytes > kmin->value / 100 * GUARD_FIT_BACKLOG_PERCENT)
+                 dev->backlog_bytes > kmin->value + block_bytes)
                 hold(kstrict, 0, "not strict while it drains: it holds %s, and the minimum %s that would keep a "
                      "strict cap above that does not fit in %d %% of the limit (%s does)",
                      format_bytes(a, sizeof a, dev->backlog_bytes), format_bytes(b, sizeof b, kmax->value),
@@ -237,7 +270,7 @@ static void guard_device(const bdi_device *dev, uint64_t thresh_bytes, device_de
 }
 
 void guard_apply(const sample *s, guard_state *st, decision *d) {
-        uint64_t limit_bytes, background_bytes;
+        uint64_t limit_bytes;
         double dt_s;
 
         for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
@@ -248,10 +281,8 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
 
         track_limit(s, st);
         guard_global(s, st, d);
-        /* the limits this tick lets through: what the devices' thresholds and freerun points follow */
+        /* the limit this tick lets through: what the devices' minimums are ratios of */
         limit_bytes = d->global[KNOB_DIRTY_BYTES].wanted ? d->global[KNOB_DIRTY_BYTES].value : s->global.dirty_thresh_bytes;
-        background_bytes = d->global[KNOB_DIRTY_BACKGROUND_BYTES].wanted ? d->global[KNOB_DIRTY_BACKGROUND_BYTES].value
-                                                                         : s->global.background_thresh_bytes;
         dt_s = st->sample_usec && s->time_usec > st->sample_usec ? MIN((double) (s->time_usec - st->sample_usec) / 1e6, 1.0)
                                                                    : 0.0;
         st->sample_usec = s->time_usec;
@@ -263,7 +294,7 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
                 if (!dd->managed || strcmp(dd->bdi, s->devices[i].bdi) != 0)
                         continue;
                 if (dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].wanted && dd->capped)
-                        guard_strict(&s->devices[i], limit_bytes, background_bytes, dt_s, dd, st);
+                        guard_strict(&s->devices[i], dt_s, dd, st);
                 else {
                         /* no strict cap wanted this tick: a hold of one ends */
                         forget_hold(st, dd->bdi);

@@ -17,21 +17,23 @@
 /* A cap that is not strict never falls below what the device holds plus this much of it: above the
  * global freerun point its writers are paced by the kernel's control line, with its 1/4 floor. */
 #define GUARD_CAP_HEADROOM_PERCENT 2
-/* A strict device's writers run free up to its own freerun point, (cap + cap x background / limit)
- * / 2, are paced above it by a rate limit the kernel only ever lowers for a strict device
- * (wb_update_dirty_ratelimit()), and are stopped at its threshold, min(max_bytes, min_bytes + its
- * share of the pool), while that rate limit collapses. So a strict cap is held with the backlog at
- * its freerun point, min_bytes with it, and that point falls by this much of what the device writes:
- * its writers keep the rest of its speed. (A cap 2 % above the backlog stopped a slow device's writer
- * for 7.4 s where the kernel alone paused it 0.4 s.) */
+/* A strict device's writers are stopped at its threshold, min(max_bytes, min_bytes + its share of the
+ * pool) (pos_ratio 0, no 1/4 floor), and run at its own pace below it. A strict cap below what the device
+ * holds is held below that backlog by this much of what the device drains per second, and falls so
+ * each second, min_bytes with it: its writers get less than the device's speed and the backlog comes
+ * down (issue 21: held at its freerun point, a writer paced at the device's drain kept 1784 MB for 25 s). */
 #define GUARD_STRICT_FALL_PERCENT 50
+/* ... but never further below the backlog than this much of its drain: a writer then waits at most
+ * about that long for the device to drain under its threshold. */
+#define GUARD_STRICT_BLOCK_MS 1000
+/* Writers overshoot a strict threshold by a few megabytes (per-CPU batches, 4M writeback chunks): a
+ * backlog this far above the cap is no oversized backlog, and no reason to drop strict. */
+#define GUARD_STRICT_SLACK_BYTES (4ULL << 20)
+/* The drain assumed for a device of no known speed (the policy's own floor). */
+#define GUARD_DRAIN_FLOOR_BYTES_PER_S (1ULL << 20)
 /* All min_bytes together within this much of the limit the guard lets through: a strict hold's
  * minimum may take more than the policy's share (MIN_SUM_PERCENT); the kernel refuses 100 %. */
 #define GUARD_MIN_SUM_PERCENT 90
-/* A minimum that fits only in part still keeps the device strict while its backlog is under this
- * much of it: the threshold, at least that minimum, stays above the backlog, and its writers are
- * paced, not stopped. Not strict, its writer would push the whole pool to the limit. */
-#define GUARD_FIT_BACKLOG_PERCENT 90
 /* Strict holds the guard remembers at once (each may rise when it begins, never after). */
 #define GUARD_DEVICES_MAX 64
 
@@ -64,9 +66,10 @@ typedef struct guard_state {
  * - dirty_background_bytes follows a held dirty_bytes (half of it, as the kernel's defaults);
  *   while a memory-limited cgroup writes, dirty_bytes stays at what the kernel alone allowed (that
  *   cgroup's limit is the global one's share of memory applied to its own);
- * - a strict device's max_bytes and min_bytes are held so its freerun point sits under its backlog by
- *   GUARD_STRICT_FALL_PERCENT of what it drained since the last sample; such a hold may rise above
- *   the cap in place when it begins, never after, so it cannot ratchet up. Where all minimums would
+ * - a strict device's max_bytes and min_bytes are held under its backlog by GUARD_STRICT_FALL_PERCENT
+ *   of what it drains in the time since the last sample, falling so every tick, never more than
+ *   GUARD_STRICT_BLOCK_MS of its drain below the backlog; such a hold may rise above the cap in place
+ *   when it begins, never after, so it cannot ratchet up. Where all minimums would
  *   not fit within GUARD_MIN_SUM_PERCENT of the limit, the device is left not strict while it drains (as the kernel
  *   alone would pace it) instead of being stopped;
  * - any other device's max_bytes does not fall below its backlog plus GUARD_CAP_HEADROOM_PERCENT

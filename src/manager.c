@@ -157,6 +157,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         manager *m = userdata;
         uint64_t work_start_usec = now_usec();
         sample next = {};
+        bool paced;
         int r;
 
         r = observe_sample(m->observe, &next);
@@ -172,22 +173,43 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                 m->current = next;
                 m->n_ticks++;
                 manager_decide_and_act(m);
-                if (m->history && history_add(m->history, &m->current) < 0)
-                        log_debug("History has no room for a new device this tick.");
+                /* fast ticks decide and act; history, status and metrics keep the configured pace */
+                paced = m->current.time_usec + 1000 >= m->paced_usec + m->config.tick_ms * 1000;
+                if (paced) {
+                        m->paced_usec = m->current.time_usec;
+                        if (m->history && history_add(m->history, &m->current) < 0)
+                                log_debug("History has no room for a new device this tick.");
+                }
                 attribution_tick(m->attribution, m->current.time_usec);
                 m->last_tick_work_usec = now_usec() - work_start_usec;
                 m->tick_work_total_usec += m->last_tick_work_usec;
-                manager_notify_status(m);
-                if (m->print_ticks)
-                        manager_print_tick(m);
-                manager_write_metrics(m);
+                if (paced) {
+                        manager_notify_status(m);
+                        if (m->print_ticks)
+                                manager_print_tick(m);
+                        manager_write_metrics(m);
+                }
         }
 
-        uint64_t next_usec = usec + m->config.tick_ms * 1000, now = 0;
+        /* the configured tick, or a fast one while something changes fast and the daemon acts on it, if
+         * its work stays within a tenth of a core */
+        uint64_t interval_usec = m->config.tick_ms * 1000, fast_ms = 0, now = 0;
+        char why[128];
+
+        if (m->have_decision && manager_writes_knobs(m, NULL))
+                fast_ms = policy_fast_tick_ms(&m->current, &m->policy, &m->decision, why, sizeof why);
+        if (fast_ms && fast_ms * 1000 < interval_usec && m->last_tick_work_usec * 10 <= fast_ms * 1000) {
+                if (!m->fast_tick)
+                        log_debug("Ticking every %" PRIu64 " ms: %s.", fast_ms, why);
+                interval_usec = fast_ms * 1000;
+        }
+        m->fast_tick = interval_usec != m->config.tick_ms * 1000;
+
+        uint64_t next_usec = usec + interval_usec;
 
         /* after a stall (suspend, SIGSTOP) do not fire a burst of catch-up ticks */
         if (sd_event_now(m->event, CLOCK_MONOTONIC, &now) >= 0 && next_usec < now)
-                next_usec = now + m->config.tick_ms * 1000;
+                next_usec = now + interval_usec;
         r = sd_event_source_set_time(s, next_usec);
         if (r < 0)
                 return log_error_errno(r, "Failed to re-arm the tick timer: %m");

@@ -34,6 +34,8 @@ typedef struct manager {
         uint64_t start_usec;
         uint64_t n_ticks;
         uint64_t last_tick_work_usec;   /* how long the last tick's work took (sample, decide, act, history) */
+        uint64_t paced_usec;        /* the last tick that kept the configured pace (history, status, metrics) */
+        bool fast_tick;             /* the timer runs at POLICY_FAST_TICK_MS */
         uint64_t tick_work_total_usec;  /* the same summed over the n_ticks ticks */
         metrics_textfile textfile;      /* [daemon] metrics_textfile, written every metrics_interval */
 

@@ -28,7 +28,9 @@
 #define BW_KERNEL_AGREES_PERCENT 125       /* once measured, the kernel's estimate counts only this close to ours */
 #define BW_FRESH_USEC 1000000ULL            /* the kernel's estimate is current while the device wrote within 1 s */
 #define FILL_RATE_BYTES_PER_S (8 * MB)      /* dirtied this fast, an unmeasured device may be filling the pool */
-#define PRESUMED_SHARE_DIVISOR 4            /* an unmeasured device may take a quarter of the pool left below freerun */
+#define UNMEASURED_SLOW_DIVISOR 4           /* removable, USB, MMC, NFS, FUSE: a quarter of unmeasured_device_bytes first */
+#define FAST_TICK_UNKNOWN_TICKS 30         /* fast ticks for an unknown device's first 30 written samples (3 s) */
+#define FAR_BELOW_DIVISOR 8                 /* dirtied at an eighth of its known speed or less, it needs no reservation */
 #define BW_EARLY_USEC 500000ULL             /* half a second saturated tells a fast device from a presumed slow one ... */
 #define PRESUMED_RELEASE_DIVISOR 2          /* ... once its speed x target reaches half of its presumed cap */
 #define PRESUMED_QUIET_USEC 1000000ULL      /* a presumed cap outlives its device's last filling tick by a second */
@@ -281,7 +283,8 @@ static void decide_global_limits(const sample *s, const config *c, policy_state 
         } else
                 return;  /* nothing written yet: no opinion */
 
-        step = slew(st->dirty_bytes ? st->dirty_bytes : original_limit(st, s), target);
+        /* an admin's pin goes to the guard as it is: the guard steps it down while more is dirty */
+        step = c->dirty_bytes ? target : slew(st->dirty_bytes ? st->dirty_bytes : original_limit(st, s), target);
         limit = settle(st->dirty_bytes, step, HYSTERESIS_PERCENT);
         st->dirty_bytes = limit;
         if (limit != step)
@@ -294,6 +297,7 @@ static void decide_global_limits(const sample *s, const config *c, policy_state 
                 want(&out->global[KNOB_DIRTY_BYTES], limit, "%s (demand %s)", why,
                      format_bytes(a, sizeof a, demand_bytes));
 
+        out->global[KNOB_DIRTY_BYTES].from_config = c->dirty_bytes != 0;
         if (c->dirty_background_bytes && c->dirty_background_bytes < limit)
                 want(&out->global[KNOB_DIRTY_BACKGROUND_BYTES], c->dirty_background_bytes, "pinned by the configuration");
         else
@@ -320,20 +324,42 @@ static void decide_intervals(const config *c, policy_state *st, uint64_t limit, 
                      "a sixth of max_age, at most the kernel's 5 s");
 }
 
-/* The cap of a device whose speed is not known yet: a quarter of what the pool has left below the
- * freerun point in force (so others keep three quarters, and a fast device is not throttled, with
- * the kernel's idle bandwidth estimate, while the pool has room), at least unmeasured_device_bytes;
- * 0 (none) if that is more than half the limit in force. */
-static uint64_t presumed_cap(const sample *s, const config *c) {
-        uint64_t freerun = s->global.dirty_thresh_bytes / 2 + s->global.background_thresh_bytes / 2;
-        uint64_t used = s->global.dirty_bytes + s->global.writeback_bytes;
-        uint64_t share = freerun > used ? (freerun - used) / PRESUMED_SHARE_DIVISOR : 0;
-        uint64_t cap = MAX(c->unmeasured_device_bytes, share);
+/* A device with a speed that sets its bound first: slow media, network and FUSE file systems. mmc has
+ * no sysfs trait of its own: its name says it. */
+static bool device_slow_kind(const bdi_device *d) {
+        return (d->traits & (BDI_TRAIT_REMOVABLE | BDI_TRAIT_USB | BDI_TRAIT_NFS | BDI_TRAIT_FUSE)) ||
+               strncmp(d->name, "mmcblk", 6) == 0;
+}
 
+/* The bound of a device whose speed is not known yet, in place before its first byte: sized from what
+ * is known before it writes, its kind (unmeasured_device_bytes for an internal disk, a quarter of that
+ * for removable, USB, MMC, NFS or FUSE), never from the pool, which on a big box is gigabytes a writer
+ * at memory speed dirties within a tick. why gets the words for explain. 0 (none) if configured off, or
+ * if that is more than half the limit in force (the limit itself bounds the device). known_bw_bytes_per_s:
+ * a speed known before it writes (0: none), which sizes it instead, x target_ms. */
+static uint64_t first_bound(const sample *s, const config *c, const bdi_device *d, uint64_t known_bw_bytes_per_s,
+                            uint64_t target_ms, char *why, size_t why_size) {
+        uint64_t bound;
+        char a[16], b[16];
+
+        if (known_bw_bytes_per_s) {
+                bound = MAX(mul_div(known_bw_bytes_per_s, target_ms, 1000), c->min_device_bytes);
+                snprintf(why, why_size, "first bound from its known speed: %s/s x %.1f s target, %s",
+                         format_bytes(a, sizeof a, known_bw_bytes_per_s), (double) target_ms / 1000.0,
+                         format_bytes(b, sizeof b, bound));
+                return bound <= s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR ? bound : 0;
+        }
         if (!c->unmeasured_device_bytes)
                 return 0;  /* configured off: no cap until measured */
-        /* a pool so small that even that is more than half of it: the limit itself bounds the device */
-        return cap <= s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR ? cap : 0;
+        bound = device_slow_kind(d) ? c->unmeasured_device_bytes / UNMEASURED_SLOW_DIVISOR : c->unmeasured_device_bytes;
+        bound = MAX(bound, c->min_device_bytes);
+        if (device_slow_kind(d))
+                snprintf(why, why_size, "first bound from traits (removable/USB/MMC/NFS/FUSE): speed not known yet, "
+                         "a quarter of unmeasured_device_bytes, %s", format_bytes(a, sizeof a, bound));
+        else
+                snprintf(why, why_size, "first bound from traits (internal disk): speed not known yet, "
+                         "unmeasured_device_bytes, %s", format_bytes(a, sizeof a, bound));
+        return bound <= s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR ? bound : 0;
 }
 
 /* No cap wanted from now on: the next one starts afresh (no slew, no hysteresis, not strict). */
@@ -342,14 +368,27 @@ static void forget_cap(policy_device_state *ds) {
         ds->strict = ds->presumed = false;
 }
 
-static void decide_device(const device_config *dc, const config *c, policy_device_state *ds,
-                          uint64_t limit, uint64_t presumed_bytes, device_decision *dd) {
+/* The cap of an idle device whose speed is not known: its first bound, strict so it is in force when
+ * writing starts (a strict wb's own counters decide), with no minimum: a reservation for a device nobody
+ * writes shrinks every other device's share of the limit. */
+static void want_first_bound(policy_device_state *ds, uint64_t bound, const char *why, device_decision *dd) {
+        knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
+        knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
+
+        want(kmax, bound, "%s", why);
+        want(kstrict, 1, "first bound: in force from its first write, below freerun too");
+        ds->max_bytes = bound;
+        ds->strict = ds->presumed = true;
+}
+
+static void decide_device(const sample *s, const bdi_device *d, const device_config *dc, const config *c,
+                          policy_device_state *ds, uint64_t limit, device_decision *dd) {
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
-        uint64_t target_ms = device_backlog_ms(c, dc), cap, floor, target, step;
-        char a[16], b[16];
-        bool strict, presumed;
+        uint64_t target_ms = device_backlog_ms(c, dc), cap, floor, target, step, bound;
+        char a[16], b[16], bound_why[144];
+        bool strict, presumed, far_below;
 
         if (dc && dc->min_bytes) {
                 want(kmin, MIN(dc->min_bytes, limit), "min_bytes from [device \"%s\"]", dc->match);
@@ -357,9 +396,11 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         }
 
         floor = c->min_device_bytes;
+        bound = ds->measured ? 0 : first_bound(s, c, d, 0, target_ms, bound_why, sizeof bound_why);
         if ((!dd->active || ds->quiet) && !(dc && dc->max_bytes)) {
-                /* an idle device needs no new cap (a few stray pages, or the per-CPU error of its
-                 * counters, do not make it busy); one it has keeps still */
+                /* an idle device needs no new reservation (a few stray pages, or the per-CPU error of its
+                 * counters, do not make it busy); one with a measured cap keeps it, one with no known
+                 * speed gets its first bound before its first byte */
                 if (ds->measured && !ds->max_bytes && ds->source == SPEED_REMEMBERED) {
                         /* known slow from before: capped before its first write, not given the pool */
                         cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
@@ -380,36 +421,37 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
                         return;
                 }
                 forget_cap(ds);
+                if (bound)
+                        want_first_bound(ds, bound, bound_why, dd);
                 return;
         }
         if (!ds->dirtied_seen && !ds->filling && !(dc && dc->max_bytes)) {
                 /* a backlog from before the daemon watched, that nobody adds to: a cap would throttle no
                  * writer, and a strict one's min_bytes would shrink every other device's share of the
-                 * limit (start-a, start-b: 1.8G of min_bytes on a stick nobody wrote to) */
+                 * limit (start-a, start-b: 1.8G of min_bytes on a stick nobody wrote to). The guard
+                 * brings down one its first bound cannot hold. */
                 forget_cap(ds);
+                if (bound && d->backlog_bytes < bound)
+                        want_first_bound(ds, bound, bound_why, dd);
                 return;
         }
         presumed = false;
         if (ds->measured) {
                 cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
-                snprintf(kmax->reason, sizeof kmax->reason, "bandwidth %s/s x %.1f s target",
+                snprintf(kmax->reason, sizeof kmax->reason, "measured bandwidth %s/s x %.1f s target",
                          format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
-        } else if (presumed_bytes && (ds->filling || ds->max_bytes)) {
-                /* a slow stick fills the pool within a tick of its first write: cap before we know. Only
-                 * a device being written fast: one that merely holds a few pages (the root disk at the
-                 * daemon's start) would give its next writer a strict cap and the kernel's idle bandwidth.
-                 * It does not fall while presumed: a writer throttled by it with the kernel's idle
-                 * estimate would drain its backlog and pull the guard's hold down with it. */
+        } else if (bound) {
+                /* a slow stick fills the pool within a tick of its first write: its first bound is in place
+                 * before that. It does not fall while presumed: a writer throttled by it with the kernel's
+                 * idle estimate would drain its backlog and pull the guard's hold down with it. */
                 uint64_t early_cap = mul_div(early_bw(ds), target_ms, 1000);
                 uint64_t shown_cap = mul_div(ds->bw_bytes_per_s, target_ms, 1000);
                 bool freed_early;
 
-                cap = MAX(MAX(presumed_bytes, floor), ds->presumed ? ds->max_bytes : 0);
+                cap = MAX(bound, ds->presumed ? ds->max_bytes : 0);
                 freed_early = early_cap >= cap / PRESUMED_RELEASE_DIVISOR;
                 presumed = true;
-                snprintf(kmax->reason, sizeof kmax->reason,
-                         "speed not measured yet: presumed slow until it writes at full speed for 1 s "
-                         "(a quarter of the pool left below freerun, at least unmeasured_device_bytes)");
+                snprintf(kmax->reason, sizeof kmax->reason, "%s; presumed slow until it writes at full speed", bound_why);
                 if (freed_early && early_cap >= shown_cap) {
                         /* half a second at full speed already shows it is no slow stick: held strictly by
                          * the guess until measured, a fast device's writer would run at its disk's pace
@@ -493,7 +535,11 @@ static void decide_device(const device_config *dc, const config *c, policy_devic
         /* a strict device that was idle gets only a sliver of its cap: the kernel's idle floor for strict
          * wbs (__wb_calc_thresh(), 6.13+) and the slow ramp-up of its share, while its bandwidth estimate
          * restarts near zero after 4 s idle. Granting it the cap as its minimum lets its writers start. */
-        if (strict && !kmin->wanted)
+        /* not for a device written far below its known speed (the root disk's logger): its share of the
+         * pool follows its own completions, and a reservation would shrink everyone else's */
+        far_below = ds->measured && d->dirty_rate_bytes_per_s < ds->bw_bytes_per_s / FAR_BELOW_DIVISOR &&
+                    d->backlog_bytes < cap / 2;
+        if (strict && !kmin->wanted && !far_below)
                 want(kmin, cap, "equal to its strict cap, so a writer that starts after idle gets the cap at once");
 }
 
@@ -521,7 +567,7 @@ void decision_fit_minimums(decision *out, uint64_t limit, unsigned percent) {
 
 int policy_decide(const sample *s, const config *c, policy_state *st, decision *out) {
         _cleanup_free_ const device_config **dcs = NULL;   /* each device's [device] section, for both passes */
-        uint64_t demand_bytes = 0, limit, presumed_bytes;
+        uint64_t demand_bytes = 0, limit;
         size_t n_active = 0;
 
         *out = (decision) {};
@@ -570,10 +616,9 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
         decide_intervals(c, st, limit, out);
 
         /* pass 2: per-device caps against the limit we are heading for */
-        presumed_bytes = presumed_cap(s, c);
         for (size_t i = 0; i < s->n_devices; i++)
                 if (out->devices[i].managed)
-                        decide_device(dcs[i], c, &st->devices[i], limit, presumed_bytes, &out->devices[i]);
+                        decide_device(s, &s->devices[i], dcs[i], c, &st->devices[i], limit, &out->devices[i]);
         /* against the limit in force, not the one the policy heads for (the guard may hold it far above):
          * the guard fits them again to the limit it lets through */
         decision_fit_minimums(out, MAX(limit, s->global.dirty_thresh_bytes), MIN_SUM_PERCENT);
@@ -607,6 +652,32 @@ const char *speed_source_to_string(speed_source s) {
                 [SPEED_MEASURED] = "measured",
         };
         return (size_t) s < ELEMENTSOF(names) ? names[s] : "presumed";
+}
+
+uint64_t policy_fast_tick_ms(const sample *s, const policy_state *st, const decision *d, char *why, size_t why_size) {
+        for (size_t i = 0; i < d->n_devices && i < s->n_devices && i < st->n_devices; i++) {
+                const device_decision *dd = &d->devices[i];
+                const policy_device_state *ds = &st->devices[i];
+                const knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
+
+                if (!dd->managed || strcmp(dd->bdi, s->devices[i].bdi) != 0 || strcmp(ds->bdi, dd->bdi) != 0)
+                        continue;
+                if (!s->devices[i].seen_before) {
+                        snprintf(why, why_size, "%s: just appeared", dd->name);
+                        return POLICY_FAST_TICK_MS;
+                }
+                if (!ds->measured && dd->active && !ds->quiet && ds->active_ticks <= FAST_TICK_UNKNOWN_TICKS) {
+                        snprintf(why, why_size, "%s: speed not known yet, being written", dd->name);
+                        return POLICY_FAST_TICK_MS;
+                }
+                if (dd->capped && kmax->held) {
+                        snprintf(why, why_size, "%s: its backlog is above its bound, coming down", dd->name);
+                        return POLICY_FAST_TICK_MS;
+                }
+        }
+        if (why_size)
+                why[0] = '\0';
+        return 0;
 }
 
 void decision_done(decision *d) {

@@ -93,6 +93,16 @@ typedef struct policy_state {
  * update *state. Pure: no I/O, no clock (the sample's time_usec is "now"). 0 or -ENOMEM. */
 int policy_decide(const sample *s, const config *c, policy_state *state, decision *out);
 
+/* The tick while something is changing fast: a device of no known speed being written (half a second
+ * at full speed frees or measures it), one that just appeared, a strict cap the guard holds above its
+ * bound (its descent). */
+#define POLICY_FAST_TICK_MS 100
+
+/* POLICY_FAST_TICK_MS if the state after this tick's decision (after the guard) wants the next sample
+ * soon, with the words for it in why (for people: "loop3: speed not known yet, being written"); 0 (the
+ * configured tick) otherwise. Pure. */
+uint64_t policy_fast_tick_ms(const sample *s, const policy_state *st, const decision *d, char *why, size_t why_size);
+
 /* The policy keeps all min_bytes together within this much of the limit. */
 #define MIN_SUM_PERCENT 50
 

@@ -140,7 +140,7 @@ static void test_defaults(void) {
         CHECK_EQ_U64(c.min_dirty_bytes, 64 << 20);
         CHECK_EQ_U64(c.max_dirty_bytes, 0);
         CHECK_EQ_U64(c.min_device_bytes, 4 << 20);
-        CHECK_EQ_U64(c.unmeasured_device_bytes, 16 << 20);
+        CHECK_EQ_U64(c.unmeasured_device_bytes, 64 << 20);
         CHECK_EQ_U64(c.max_age_ms, 30000);
         CHECK_EQ_U64(c.n_devices, 0);
 }

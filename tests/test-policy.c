@@ -8,8 +8,10 @@
 
 #define MB (1024ULL * 1024ULL)
 #define TICK_USEC 1000000ULL
-/* the fixture's pool: freerun (4.6G + 2.3G) / 2, a quarter of it for a device not measured yet */
-#define PRESUMED_EMPTY_POOL ((4600 + 2300) * MB / 2 / 4)
+/* the first bounds of devices not measured yet: unmeasured_device_bytes for the internal disk, a
+ * quarter of it for the USB stick */
+#define FIRST_BOUND_DISK (64 * MB)
+#define FIRST_BOUND_STICK (16 * MB)
 
 /* A two-device machine: a fast disk and a slow stick, both idle, kernel limit 4.6G. */
 typedef struct fixture {
@@ -90,7 +92,7 @@ static const knob_decision *dev_knob(const fixture *f, size_t i, knob_id k) {
         return &f->d.devices[i].knobs[k - KNOB_DEVICE_FIRST];
 }
 
-static void test_idle_machine_has_no_opinion(void) {
+static void test_idle_machine_has_first_bounds(void) {
         fixture f;
 
         fixture_init(&f);
@@ -98,19 +100,42 @@ static void test_idle_machine_has_no_opinion(void) {
         idle(&f.dev[1]);
         CHECK(tick(&f) == 0);
         CHECK(!f.d.global[KNOB_DIRTY_BYTES].wanted);
-        /* idle devices get no caps: not before their first write (issue 11: the root disk was capped
-         * at 16M "presumed slow" at every start) */
-        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
-        CHECK(!dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
-        CHECK(!dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted);
-        /* a device that starts writing and is not measured yet is presumed slow: strictly capped at a
-         * quarter of what the pool in force has left below freerun */
+        /* issue 21: a device of no known speed has its bound in place before its first byte, sized from
+         * its traits, strict so it is in force below freerun; never from a quarter of the pool (870M on
+         * a 23G box, gigabytes dirtied in the tick before it came). No reservation while idle (issue 11:
+         * min_bytes on devices nobody writes shrink everyone's share). */
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, FIRST_BOUND_DISK);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
+        CHECK_STREQ(dev_knob(&f, 0, KNOB_MAX_BYTES)->reason,
+                    "first bound from traits (internal disk): speed not known yet, unmeasured_device_bytes, 64M");
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, FIRST_BOUND_STICK);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+        CHECK_STREQ(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason,
+                    "first bound from traits (removable/USB/MMC/NFS/FUSE): speed not known yet, a quarter of "
+                    "unmeasured_device_bytes, 16M");
+        CHECK(!dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted);
+        CHECK(!dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
+        CHECK(f.d.devices[1].capped);
+        /* the stick starts writing: its bound stays, and its writer gets it at once (min_bytes) */
         flood(&f.dev[1], 8 * MB, 4 * MB);
         CHECK(tick(&f) == 0);
-        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, PRESUMED_EMPTY_POOL);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, FIRST_BOUND_STICK);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
-        CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "not measured") != NULL);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MIN_BYTES)->value, FIRST_BOUND_STICK);
+        CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "first bound from traits") != NULL);
+        CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "presumed slow") != NULL);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, FIRST_BOUND_DISK);
+        /* an MMC card has no sysfs trait: its name says it */
+        snprintf(f.dev[0].name, sizeof f.dev[0].name, "mmcblk0");
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 16 * MB);
+        snprintf(f.dev[0].name, sizeof f.dev[0].name, "sda");
+        /* a pool so small the bound is more than half of it: the limit itself bounds the devices */
+        f.s.global.dirty_thresh_bytes = 100 * MB;
+        CHECK(tick(&f) == 0);
         CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, FIRST_BOUND_STICK);
+        f.s.global.dirty_thresh_bytes = 4600 * MB;
         /* unless the configuration says not to */
         f.c.unmeasured_device_bytes = 0;
         CHECK(tick(&f) == 0);
@@ -161,11 +186,11 @@ static void test_slow_device_gets_strict_cap(void) {
         CHECK(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
         CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "8.0M/s x 2.0 s") != NULL);
-        /* the disk is not saturated: presumed slow, at a quarter of the pool in force (more than the
-         * 50 MB/s x 2 s it has shown) */
-        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, PRESUMED_EMPTY_POOL);
-        CHECK(strstr(dev_knob(&f, 0, KNOB_MAX_BYTES)->reason, "not measured") != NULL);
-        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
+        /* the disk is not saturated: it has shown 50 MB/s x 2 s, more than its first bound, and has that,
+         * not strict (above half the limit) */
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 100 * MB);
+        CHECK(strstr(dev_knob(&f, 0, KNOB_MAX_BYTES)->reason, "not measured yet, but it writes 50M/s") != NULL);
+        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value);
         fixture_done(&f);
 }
 
@@ -276,17 +301,17 @@ static void test_unsaturated_device_is_not_measured(void) {
                 CHECK(tick(&f) == 0);
         }
         CHECK(!f.st.devices[0].measured);
-        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, PRESUMED_EMPTY_POOL);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, FIRST_BOUND_DISK);
         CHECK_EQ_U64(f.d.devices[0].bw_bytes_per_s, 8 * MB);
-        /* a second device starting while the pool is nearly full below freerun: unmeasured_device_bytes */
+        /* a second device starting while the pool is nearly full below freerun: its first bound */
         f.s.global.dirty_bytes = 3400 * MB;
         flood(&f.dev[1], 0, 30 * MB);  /* dirtied, nothing written back yet */
         f.dev[1].dirty_rate_bytes_per_s = 40 * MB;
         f.dev[1].writeback_bytes = 0;
         CHECK(tick(&f) == 0);
-        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
-        /* and a presumed cap does not fall as the pool fills: it would pull its writers down with it */
-        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, PRESUMED_EMPTY_POOL);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, FIRST_BOUND_STICK);
+        /* and a first bound does not follow the pool */
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, FIRST_BOUND_DISK);
         /* a tiny pool (1M): a presumed cap would be more than half of it; the limit bounds the device */
         f.s.global.dirty_thresh_bytes = 1 * MB;
         f.s.global.background_thresh_bytes = MB / 2;
@@ -297,18 +322,83 @@ static void test_unsaturated_device_is_not_measured(void) {
         fixture_done(&f);
 }
 
+/* issue 21: a device written far below its known speed (the root disk's logger) needs no reservation:
+ * its min_bytes would shrink every other device's share of the limit. Its cap stays a bound. */
+static void test_no_reservation_far_below_known_speed(void) {
+        fixture f;
+
+        fixture_init(&f);
+        for (int n = 0; n < 5; n++) {
+                flood(&f.dev[1], 8 * MB, 300 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        CHECK(f.st.devices[1].measured);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MIN_BYTES)->value, 16 * MB);
+        /* a trickle, 512K/s with 2M held: an eighth of its speed or less */
+        for (int n = 0; n < 3; n++) {
+                flood(&f.dev[1], 512 * 1024, 2 * MB);
+                f.dev[1].writeback_bytes = 512 * 1024;
+                CHECK(tick(&f) == 0);
+                CHECK(f.st.devices[1].measured);
+                CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
+                CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+                CHECK(!dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
+        }
+        /* written at its speed again: the reservation is back */
+        flood(&f.dev[1], 8 * MB, 12 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MIN_BYTES)->value, 16 * MB);
+        fixture_done(&f);
+}
+
+/* issue 21 item 3: a fast tick while something changes fast, the configured one when quiet. */
+static void test_fast_tick(void) {
+        char why[128];
+        fixture f;
+        int n;
+
+        fixture_init(&f);
+        idle(&f.dev[0]);
+        idle(&f.dev[1]);
+        f.dev[1].seen_before = false;   /* just appeared */
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(policy_fast_tick_ms(&f.s, &f.st, &f.d, why, sizeof why), POLICY_FAST_TICK_MS);
+        CHECK_STREQ(why, "sdb: just appeared");
+        f.dev[1].seen_before = true;
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(policy_fast_tick_ms(&f.s, &f.st, &f.d, why, sizeof why), 0);
+        CHECK_STREQ(why, "");
+        /* the stick is written before its speed is known (never saturated): fast ticks, its first 3 s at most */
+        for (n = 0; n < 40; n++) {
+                flood(&f.dev[1], 800 * 1024, 2 * MB);  /* all of it under writeback: not saturated */
+                CHECK(tick_after(&f, 100000) == 0);
+                CHECK(!f.st.devices[1].measured);
+                if (n == 1) {
+                        CHECK_EQ_U64(policy_fast_tick_ms(&f.s, &f.st, &f.d, why, sizeof why), POLICY_FAST_TICK_MS);
+                        CHECK_STREQ(why, "sdb: speed not known yet, being written");
+                }
+        }
+        CHECK_EQ_U64(policy_fast_tick_ms(&f.s, &f.st, &f.d, why, sizeof why), 0);
+        /* a strict cap the guard holds above its bound: fast while it comes down */
+        f.d.devices[1].capped = true;
+        f.d.devices[1].knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].held = true;
+        CHECK_EQ_U64(policy_fast_tick_ms(&f.s, &f.st, &f.d, why, sizeof why), POLICY_FAST_TICK_MS);
+        CHECK_STREQ(why, "sdb: its backlog is above its bound, coming down");
+        fixture_done(&f);
+}
+
 static void test_stray_pages_are_not_a_writer(void) {
         fixture f;
 
         fixture_init(&f);
-        /* the root disk at the daemon's start: 60K dirty, nobody writing (restart-a gave it, and the
-         * innocent device, a strict 16M cap before their first writer) */
+        /* the root disk at the daemon's start: 60K dirty, nobody writing. It has its first bound, and no
+         * reservation (issue 21: run.sh gave the idle root disk min_ratio 50 %) */
         for (int n = 0; n < 3; n++) {
                 idle(&f.dev[0]);
                 f.dev[0].dirty_bytes = f.dev[0].backlog_bytes = 60 * 1024;
                 CHECK(tick(&f) == 0);
-                CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
-                CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted);
+                CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, FIRST_BOUND_DISK);
+                CHECK(strstr(dev_knob(&f, 0, KNOB_MAX_BYTES)->reason, "first bound") != NULL);
                 CHECK(!dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted);
         }
         /* a writer filling it, its writeback not started: presumed slow from this tick */
@@ -322,19 +412,20 @@ static void test_stray_pages_are_not_a_writer(void) {
         CHECK(tick(&f) == 0);
         CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
         CHECK(dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
-        /* drained to a few pages with nobody writing: the presumed cap is given back */
+        CHECK(dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted);
+        /* drained to a few pages with nobody writing: its reservation is given back, its bound stays */
         idle(&f.dev[0]);
         f.dev[0].dirty_bytes = f.dev[0].backlog_bytes = 12 * 1024;
         CHECK(tick(&f) == 0);
-        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
-        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, FIRST_BOUND_DISK);
+        CHECK(!dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted);
         fixture_done(&f);
 }
 
 /* slowdown-b: the innocent disk's writer, started in a pool its neighbour has filled, crawls under the
  * global line, a megabyte one tick and nothing the next; its presumed cap was given back on every
- * quiet tick and written again on the next (145 writes in a run). It stays until a second after its
- * last filling tick. */
+ * quiet tick and written again on the next (145 writes in a run). Its reservation stays until a second
+ * after its last filling tick; its first bound stays throughout. */
 static void test_crawling_writer_keeps_its_presumed_cap(void) {
         int released_after_ms = -1;
         fixture f;
@@ -356,28 +447,29 @@ static void test_crawling_writer_keeps_its_presumed_cap(void) {
                 CHECK(!f.st.devices[0].measured);
                 if (n < 2)
                         continue;  /* the first sample has no rate; the first filling one gets the cap */
-                CHECK(dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+                CHECK(dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted);
+                CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, FIRST_BOUND_DISK);
                 CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
         }
-        /* the writer stopped: given back after a second, not before */
+        /* the writer stopped: its reservation is given back after a second, not before */
         for (int ms = 100; ms <= 2000 && released_after_ms < 0; ms += 100) {
                 idle(&f.dev[0]);
                 f.dev[0].dirty_bytes = f.dev[0].backlog_bytes = 12 * 1024;
                 CHECK(tick_after(&f, 100000) == 0);
-                if (!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted)
+                CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, FIRST_BOUND_DISK);
+                if (!dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted)
                         released_after_ms = ms;
         }
         CHECK(released_after_ms >= 900 && released_after_ms <= 1200);
 
         /* paced-burst-b: after a first fill, a writer paced at 5 MB/s keeps a backlog of a megabyte or
-         * so and fills nothing: its presumed cap goes at its first quiet tick a second after that fill,
-         * so its next burst does not meet a cap sized on the pool of seconds before */
+         * so and fills nothing: its reservation goes at its first quiet tick a second after that fill */
         released_after_ms = -1;
         flood(&f.dev[0], 4 * MB, 30 * MB);
         f.dev[0].dirty_rate_bytes_per_s = 40 * MB;
         f.dev[0].writeback_bytes = 0;
         CHECK(tick_after(&f, 100000) == 0);
-        CHECK(dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        CHECK(dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted);
         for (int ms = 100; ms <= 3000 && released_after_ms < 0; ms += 100) {
                 bool quiet_tick = ms % 300 == 0;
 
@@ -385,7 +477,7 @@ static void test_crawling_writer_keeps_its_presumed_cap(void) {
                 f.dev[0].dirty_rate_bytes_per_s = 5 * MB;
                 f.dev[0].dirty_bytes = f.dev[0].backlog_bytes = quiet_tick ? 600 * 1024 : 2 * MB;
                 CHECK(tick_after(&f, 100000) == 0);
-                if (!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted)
+                if (!dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted)
                         released_after_ms = ms;
         }
         CHECK(released_after_ms >= 900 && released_after_ms <= 1500);
@@ -509,26 +601,24 @@ static void test_strict_does_not_flip_at_the_line(void) {
         fixture_done(&f);
 }
 
-static void test_pinned_limit_is_slewed(void) {
-        uint64_t prev = 4600 * MB;
-        bool bounded = true;
+/* issue 21: a pin halved per tick took 12 ticks to reach the guard, which then raised it for room. It
+ * goes to the guard as it is, marked as the admin's; the guard steps it down while more is dirty. */
+static void test_pinned_limit_goes_to_the_guard(void) {
         fixture f;
-        int n;
 
         fixture_init(&f);
         f.c.dirty_bytes = 1 * MB;
-        for (n = 0; n < 20; n++) {
-                uint64_t v;
-
+        for (int n = 0; n < 3; n++) {
                 flood(&f.dev[0], 120 * MB, 1 * MB);
                 CHECK(tick(&f) == 0);
-                v = f.d.global[KNOB_DIRTY_BYTES].value;
-                bounded = bounded && v >= prev / 2 && v <= prev;
-                prev = v;
+                CHECK_EQ_U64(f.d.global[KNOB_DIRTY_BYTES].value, 1 * MB);
+                CHECK(f.d.global[KNOB_DIRTY_BYTES].from_config);
         }
-        CHECK(bounded);
-        CHECK_EQ_U64(prev, 1 * MB);
         CHECK(strstr(f.d.global[KNOB_DIRTY_BYTES].reason, "pinned") != NULL);
+        /* the policy's own limit is not the admin's */
+        f.c.dirty_bytes = 0;
+        CHECK(tick(&f) == 0);
+        CHECK(!f.d.global[KNOB_DIRTY_BYTES].from_config);
         /* tiny limit: the flusher wakes every second */
         CHECK_EQ_U64(f.d.global[KNOB_DIRTY_WRITEBACK_CENTISECS].value, 100);
         fixture_done(&f);
@@ -610,14 +700,15 @@ static void test_vanished_device_is_forgotten(void) {
         CHECK(tick(&f) == 0);
         CHECK_EQ_U64(f.st.n_devices, 1);
         CHECK_STREQ(f.st.devices[0].bdi, "8:0");
-        f.s.n_devices = 2;  /* a new device under the same name starts unmeasured, and idle it gets no cap */
+        f.s.n_devices = 2;  /* a new device under the same name starts unmeasured: its first bound at once */
         idle(&f.dev[1]);
         CHECK(tick(&f) == 0);
         CHECK(!f.st.devices[1].measured);
-        CHECK(!dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, FIRST_BOUND_STICK);
+        CHECK(!dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
         flood(&f.dev[1], 8 * MB, 4 * MB);
         CHECK(tick(&f) == 0);
-        CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "not measured") != NULL);
+        CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "first bound") != NULL);
         fixture_done(&f);
 }
 
@@ -706,8 +797,8 @@ static void test_remembered_slow_device_is_capped_before_writing(void) {
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
         CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "remembered") != NULL);
-        /* a device with no prior is left alone while idle, as before */
-        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        /* a device with no prior gets its first bound from its traits, not a speed */
+        CHECK(strstr(dev_knob(&f, 0, KNOB_MAX_BYTES)->reason, "first bound") != NULL);
         CHECK_EQ_U64(f.d.devices[0].bw_source, SPEED_PRESUMED);
         /* its first burst meets that cap, not a presumed quarter of the pool */
         flood(&f.dev[1], 8 * MB, 300 * MB);
@@ -833,16 +924,18 @@ static void test_cap_near_the_limit_does_not_flap(void) {
  * average catches up (4 s and more). */
 /* start-a, restart-a: a fast disk that starts writing is presumed slow like any unmeasured device,
  * but half a second at full speed frees it, before the second its measurement takes; a slow stick
- * stays presumed until measured. 100 ms ticks, the pool empty: presumed cap PRESUMED_EMPTY_POOL. */
+ * stays presumed until measured. 100 ms ticks; the disk's first bound is FIRST_BOUND_DISK: a device
+ * that writes half of it in its 2 s target is no slow stick. */
 static void test_fast_device_leaves_presumed_early(void) {
         static const struct {
                 uint64_t bw;
                 bool freed_early;
                 uint64_t kernel_bw;     /* the kernel's fresh estimate, 0: its initial guess (ignored) */
         } cases[] = {
-                { 250 * MB, true, 0 },  /* x 2 s = 500M, above half the presumed cap */
-                { 200 * MB, false, 0 }, /* 400M: below it, measured after a second as before */
-                { 30 * MB, false, 0 },
+                { 250 * MB, true, 0 },  /* x 2 s = 500M, above half the first bound */
+                { 200 * MB, true, 0 },
+                { 30 * MB, true, 0 },   /* 60M */
+                { 10 * MB, false, 0 },  /* 20M: below it, measured after a second as before */
                 /* the kernel's estimate, higher, still below the presumed cap: freed as early, at that */
                 { 250 * MB, true, 300 * MB },
         };
@@ -861,7 +954,7 @@ static void test_fast_device_leaves_presumed_early(void) {
                                 f.dev[0].wb_bw_bytes_per_s = cases[i].kernel_bw;
                         CHECK(tick_after(&f, 100000) == 0);
                         /* from its second sample, the first with a rate: presumed slow */
-                        if (ms == 200)
+                        if (ms == 200 && !cases[i].kernel_bw)
                                 CHECK(f.st.devices[0].presumed);
                         if (ms >= 200 && !freed_ms && !f.st.devices[0].presumed) {
                                 freed_ms = ms;
@@ -879,8 +972,8 @@ static void test_fast_device_leaves_presumed_early(void) {
                 if (cases[i].freed_early)
                         CHECK(freed_ms <= 800);
                 /* once measured, the slow stick is capped at its own speed x 2 s */
-                if (cases[i].bw == 30 * MB)
-                        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 60 * MB);
+                if (cases[i].bw == 10 * MB)
+                        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 20 * MB);
                 fixture_done(&f);
         }
 }
@@ -1022,13 +1115,15 @@ int main(void) {
         test_untrusted_figures_leave_limits_alone();
         test_small_box_keeps_the_kernels_limit();
         test_flush_interval_does_not_flap();
-        test_idle_machine_has_no_opinion();
+        test_idle_machine_has_first_bounds();
         test_slow_device_alone_gets_strict_cap();
         test_slow_device_gets_strict_cap();
         test_reacts_within_two_ticks();
         test_cap_drops_at_once_and_rises_in_steps();
         test_bursty_completions_average_out();
         test_unsaturated_device_is_not_measured();
+        test_no_reservation_far_below_known_speed();
+        test_fast_tick();
         test_stray_pages_are_not_a_writer();
         test_backlog_from_before_is_no_demand();
         test_stale_kernel_estimate_is_not_the_speed();
@@ -1037,7 +1132,7 @@ int main(void) {
         test_fast_and_slow_together();
         test_step_input_does_not_oscillate();
         test_strict_does_not_flip_at_the_line();
-        test_pinned_limit_is_slewed();
+        test_pinned_limit_goes_to_the_guard();
         test_manage_no_and_device_overrides();
         test_minimums_fit_the_limit();
         test_vanished_device_is_forgotten();
