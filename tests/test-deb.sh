@@ -121,7 +121,8 @@ if [[ -n $drop ]]; then
         exit 0
 fi
 if [[ $(rcof build) != 0 ]]; then
-        tail -n 60 "$out/build.log"
+        grep -E '^(FAIL|ERROR|not ok|XPASS)' "$out/build.log"
+        tail -n 25 "$out/build.log"
         fail "dpkg-buildpackage -us -uc -b as a plain user failed (exit $(rcof build))"
 fi
 grep -E '^# (PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' "$out/build.log" | tr '\n' ' '; echo
