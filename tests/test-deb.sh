@@ -197,6 +197,7 @@ if [[ $suite != bookworm ]]; then
         bookworm_fs=$(bash "$top_srcdir/scripts/rootfs.sh" base bookworm 2> "$tmp/rootfs.err") || rc=$?
         [[ $rc -eq 0 ]] || { cat "$tmp/rootfs.err"; fail "no bookworm rootfs to compare the score with"; }
         base_score=$(systemd-nspawn -q -D "$bookworm_fs" --register=no --keep-unit --pipe --read-only \
+                --setenv=SYSTEMD_COLORS=0 --setenv=SYSTEMD_URLIFY=0 \
                 --bind-ro="$tmp/deb-files/$unitdir:/mnt" \
                 systemd-analyze security --no-pager --offline=true /mnt/wbtuned.service < /dev/null 2>&1 |
                 sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
