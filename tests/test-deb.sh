@@ -116,7 +116,7 @@ if [[ -n $drop ]]; then
         if [[ $(rcof build) == 0 ]]; then
                 fail "WBTUNED_DEB_DROP_BUILD_DEP=$drop: the build succeeded without $drop (Build-Depends names something the build does not need, or the build rootfs has it anyway)"
         fi
-        grep -E -m 3 'error|not met|No package' "$out/build.log"
+        grep -E -m 3 '^configure: error|dpkg-buildpackage: error|^make.*Error' "$out/build.log"
         ok "without $drop in Build-Depends the build fails (dpkg-buildpackage exit $(rcof build), $((SECONDS - t)) s)"
         exit 0
 fi
@@ -158,6 +158,21 @@ else
         failed=$((failed + 1))
 fi
 dpkg-deb -x "$deb" "$tmp/deb-files"
+# the guide's plots are installed where its links point (dh_compress may have gzipped the guide)
+docdir=$tmp/deb-files/usr/share/doc/wbtuned
+guide_text=$(zcat -f "$docdir"/guide.md* 2> /dev/null)
+n_images=0
+missing_images=
+for img in $(grep -oE '!\[[^]]*\]\([^)[:space:]]+\)' <<< "$guide_text" | sed -E 's/.*\(([^)]*)\)$/\1/'); do
+        n_images=$((n_images + 1))
+        [[ -f $docdir/$img ]] || missing_images+=" $img"
+done
+if [[ -n $guide_text && $n_images -gt 0 && -z $missing_images ]]; then
+        ok "the installed guide's $n_images images are in /usr/share/doc/wbtuned"
+else
+        log "FAIL: the installed guide (${guide_text:+found}${guide_text:-missing}, $n_images images) lacks:${missing_images:- -}"
+        failed=$((failed + 1))
+fi
 umount "$b/root" && rm -rf --one-file-system "$b"
 
 # --- install, reload, purge, reinstall in that release's booted rootfs ---------------------------
