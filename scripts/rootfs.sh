@@ -1,32 +1,51 @@
 #!/bin/bash
-# A cached Debian 12 (bookworm) root file system for tests/test-nspawn.sh and scripts/vm-matrix.sh.
+# Cached Debian root file systems for tests/test-nspawn.sh, tests/test-deb.sh and scripts/vm-matrix.sh.
 #
-#   bash scripts/rootfs.sh        prints the cached rootfs's path, building it first when missing
+#   bash scripts/rootfs.sh [base] [SUITE]   prints the cached rootfs's path, building it first when
+#                                 missing: a minbase SUITE (default bookworm; trixie too) with systemd
+#                                 as init and the runtime libraries wbtuned links, to boot with nspawn
 #   bash scripts/rootfs.sh vm     the same plus udev, kmod, e2fsprogs and two kernels with their
 #                                 initrds in /boot: bookworm's linux-image-amd64 (6.1) and, when
 #                                 the mirror has it, bookworm-backports' (6.12)
+#   bash scripts/rootfs.sh build SUITE CONTROL
+#                                 a package BUILD rootfs: `debootstrap --variant=minbase
+#                                 --include=build-essential SUITE`, a user "builder", and apt's lists
+#                                 plus the .debs (downloaded, NOT installed) of the Build-Depends of
+#                                 the debian/control file CONTROL and of lintian, so that a test can
+#                                 install exactly those Build-Depends in an overlay without the network
 #
-# The cache is $WBTUNED_TEST_CACHE (default /var/cache/wbtuned-test)/rootfs-bookworm-<hash of the
-# package list> (vm-bookworm-<hash> for the vm flavour). A build takes a lock, builds into a
-# temporary directory and renames it into place, so two builds at once cannot leave a half-made
-# rootfs, and a finished rootfs never changes (runs use a copy or an overlay of it). The mirror is
-# the one apt uses here ($WBTUNED_DEBIAN_MIRROR overrides it).
+# The cache is $WBTUNED_TEST_CACHE (default /var/cache/wbtuned-test)/rootfs-SUITE-<hash of the
+# package list> (vm-bookworm-<hash> for the vm flavour, build-SUITE-<hash of the Build-Depends>
+# for the build one). A build takes a lock, builds into a temporary directory and renames it into
+# place, so two builds at once cannot leave a half-made rootfs, and a finished rootfs never changes
+# (runs use a copy or an overlay of it). The mirror is the one apt uses here for SUITE
+# ($WBTUNED_DEBIAN_MIRROR overrides it; deb.debian.org when apt has none).
 #
 # Exit: 0 (path on stdout); 77 it cannot be built here (no debootstrap, mirror unreachable, not
 # root), one line on stderr; 1 the build failed (its log is shown).
 set -euo pipefail
 
 flavour=${1:-base}
-suite=bookworm
-# systemd as PID 1, and the runtime libraries wbtuned links (libsystemd0, libnl, inih, json-c)
+suite=${2:-bookworm}
+control=${3:-}
+# systemd as PID 1, and the runtime libraries wbtuned links (libsystemd0, libnl, inih, json-c;
+# libmount1 is essential)
 packages=(systemd systemd-sysv dbus libsystemd0 procps libnl-3-200 libnl-genl-3-200 libinih1 libjson-c5)
 # booting a kernel: udev, modules, an initrd, mkfs for the loop devices
 vm_packages=(udev kmod e2fsprogs initramfs-tools zstd linux-image-amd64)
+# a package build: build-essential only; the Build-Depends are the test's to install
+build_packages=(build-essential)
 cache=${WBTUNED_TEST_CACHE:-/var/cache/wbtuned-test}
 case $flavour in
 base | vm) ;;
-*) echo "usage: rootfs.sh [vm]" >&2; exit 2 ;;
+build) [[ -f $control ]] || { echo "usage: rootfs.sh build SUITE DEBIAN/CONTROL" >&2; exit 2; } ;;
+*) echo "usage: rootfs.sh [base|vm] [SUITE] | rootfs.sh build SUITE DEBIAN/CONTROL" >&2; exit 2 ;;
 esac
+case $suite in
+bookworm | trixie) ;;
+*) echo "rootfs.sh: unknown suite $suite (bookworm, trixie)" >&2; exit 2 ;;
+esac
+[[ $flavour == vm && $suite != bookworm ]] && { echo "rootfs.sh: the vm flavour is bookworm only" >&2; exit 2; }
 
 say() { echo "rootfs.sh: $*" >&2; }
 cannot() { say "cannot build the $suite rootfs: $*"; exit 77; }
@@ -84,6 +103,12 @@ if [[ $flavour == vm ]]; then
         base=$(bash "$0") || exit $?
         hash=$(printf '%s\n' "$base" "${vm_packages[@]}" backports | sha256sum | cut -c1-12)
         name=vm-$suite-$hash
+elif [[ $flavour == build ]]; then
+        # the Build-Depends field (continuation lines included) decides what is downloaded
+        build_depends=$(awk '/^Build-Depends:/ { on = 1; print; next } on && /^[ \t]/ { print; next } { on = 0 }' "$control")
+        [[ -n $build_depends ]] || { say "no Build-Depends in $control"; exit 1; }
+        hash=$(printf '%s\n' "$suite" "${build_packages[@]}" "$build_depends" lintian | sha256sum | cut -c1-12)
+        name=build-$suite-$hash
 else
         hash=$(printf '%s\n' "$suite" "${packages[@]}" | sha256sum | cut -c1-12)
         name=rootfs-$suite-$hash
@@ -161,6 +186,34 @@ if [[ $flavour == vm ]]; then
         ls "$tmp"/boot/vmlinuz-* > /dev/null 2>&1 || { tail -n 30 "$log" >&2; say "no kernel in $tmp/boot"; exit 1; }
         printf '%s\n' "suite $suite" "mirror $mirror" "base $base" "packages ${vm_packages[*]}" "backports $backports" \
                 "kernels $(cd "$tmp/boot" && echo vmlinuz-*)" > "$tmp/.wbtuned-rootfs"
+elif [[ $flavour == build ]]; then
+        command -v systemd-nspawn > /dev/null || cannot "systemd-nspawn is not installed (apt-get install systemd-container)"
+        say "building the $suite package-build rootfs in $rootfs (once; a few minutes)"
+        say "  debootstrap --variant=minbase --include=${build_packages[*]} $suite from $mirror"
+        if ! debootstrap --variant=minbase --include="$(IFS=,; echo "${build_packages[*]}")" "$suite" "$tmp" "$mirror" > "$log" 2>&1; then
+                tail -n 30 "$log" >&2
+                say "debootstrap failed (full log above, last 30 lines)"
+                exit 1
+        fi
+        mkdir -p "$tmp/wbtuned-control/debian"
+        cp "$control" "$tmp/wbtuned-control/debian/control"
+        # the lists and the .debs stay (apt-get clean is not run): the test installs from them
+        # offline. No recommends: a package build gets exactly what Build-Depends names.
+        printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\nAPT::Keep-Downloaded-Packages "true";\nBinary::apt::APT::Keep-Downloaded-Packages "true";\n' \
+                > "$tmp/etc/apt/apt.conf.d/90wbtuned-test"
+        say "  the Build-Depends of $control and lintian, downloaded, not installed"
+        if ! systemd-nspawn -q -D "$tmp" --register=no --keep-unit --pipe \
+                env DEBIAN_FRONTEND=noninteractive bash -euc '
+                        apt-get update -q
+                        apt-get build-dep -y -q --download-only /wbtuned-control
+                        apt-get install -y -q --download-only lintian
+                        useradd -m -s /bin/bash builder
+                        rm -r /wbtuned-control' < /dev/null >> "$log" 2>&1; then
+                tail -n 30 "$log" >&2
+                say "downloading the Build-Depends failed (last 30 lines of the log above)"
+                exit 1
+        fi
+        printf '%s\n' "suite $suite" "mirror $mirror" "packages ${build_packages[*]}" "$build_depends" > "$tmp/.wbtuned-rootfs"
 else
         say "building the $suite rootfs in $rootfs (once; about a minute)"
         say "  debootstrap --variant=minbase --include=$(IFS=,; echo "${packages[*]}") $suite from $mirror"

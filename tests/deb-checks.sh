@@ -1,7 +1,9 @@
 #!/bin/bash
-# Runs INSIDE the container booted by tests/test-deb.sh, from an enabled unit, under systemd as PID 1:
-# installs, purges and reinstalls the built wbtuned .deb with dpkg and records what happened in $out
-# (ok/fail lines, dpkg's output, the journal) for the host to judge. Then powers the container off.
+# Runs INSIDE the container booted by tests/test-deb.sh, from an enabled unit, under systemd as PID 1
+# (the release the package was built for): installs the built wbtuned .deb with `apt-get install
+# ./x.deb`, reloads it, scores its hardening, purges, reinstalls and removes it, and records what
+# happened in $out (ok/fail lines, apt's and dpkg's output, the security scores, the journal) for the
+# host to judge. Then powers the container off.
 set -u
 out=/wbtuned-e2e
 exec > "$out/log" 2>&1
@@ -27,13 +29,28 @@ dpkg_step() {
         cat "$out/$name.txt"
         check "$name" test $rc -eq 0
 }
+# apt_step NAME ARGS...: apt-get with ARGS, its output kept in $out/NAME.txt
+apt_step() {
+        local name=$1
+        shift
+        note "apt-get $*"
+        DEBIAN_FRONTEND=noninteractive apt-get -y -q "$@" > "$out/$name.txt" 2>&1
+        local rc=$?
+        cat "$out/$name.txt"
+        check "$name" test $rc -eq 0
+}
+# score ARGS...: the overall exposure systemd-analyze security gives (0.0 best .. 10.0 worst)
+score() {
+        systemd-analyze security --no-pager "$@" 2>&1 | tee -a "$out/security.txt" |
+                sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p'
+}
 installed() { [[ $(dpkg-query -W -f='${Status}' wbtuned 2> /dev/null) == 'install ok installed' ]]; }
 answers() { wbtunectl status > /dev/null 2>&1; }
 # every trace of the package is gone: files, enablement, runtime state, process
 check_gone() {   # check_gone WHEN
         local w=$1
         check_not "$w-not-installed" installed
-        check "$w-unit-file-gone" test ! -e /lib/systemd/system/wbtuned.service
+        check "$w-unit-file-gone" test ! -e /lib/systemd/system/wbtuned.service -a ! -e /usr/lib/systemd/system/wbtuned.service
         check "$w-unit-not-found" test "$(prop LoadState)" = not-found
         check "$w-not-enabled" test ! -e /etc/systemd/system/multi-user.target.wants/wbtuned.service
         check "$w-conffile-gone" test ! -e /etc/wbtuned.conf
@@ -48,8 +65,9 @@ echo "startup" > "$out/results"
 knobs > "$out/knobs.before"
 
 # 1. The shipped unit: the package installs, enables it and starts it, and in a container
-#    ConditionVirtualization=!container skips the start; dpkg still succeeds.
-dpkg_step install-shipped -i "$deb"
+#    ConditionVirtualization=!container skips the start; the install still succeeds. apt installs
+#    the file with the runtime libraries the rootfs has (no lists, no network needed).
+apt_step install-shipped install "$deb"
 check installed installed
 check enabled test "$(systemctl is-enabled wbtuned.service)" = enabled
 check started-by-postinst test "$(prop ConditionTimestampMonotonic)" != 0
@@ -74,13 +92,32 @@ check_gone purged-unstarted
 mkdir -p /etc/systemd/system/wbtuned.service.d
 printf '# tests/test-deb.sh only\n[Unit]\nConditionVirtualization=\n' > /etc/systemd/system/wbtuned.service.d/50-e2e-test.conf
 systemctl daemon-reload
-dpkg_step install -i "$deb"
+apt_step install install "$deb"
 check active until_ok 20 systemctl is-active -q wbtuned.service
 systemctl status --no-pager wbtuned.service > "$out/status.txt" 2>&1
 check systemctl-status test $? -eq 0
 check wbtunectl-status until_ok 10 answers
 wbtunectl --json status > "$out/status.json" 2>&1
 check observe-only grep -q '"mode": "observe"' "$out/status.json"
+pid=$(prop MainPID)
+reloaded() { grep -q 'eloaded' <(journalctl -b -u wbtuned.service --no-pager -o cat); }
+check reload systemctl reload wbtuned.service
+check reload-journal until_ok 10 reloaded
+check reload-same-process test "$(prop MainPID)" = "$pid"
+check reload-still-active systemctl is-active -q wbtuned.service
+check reload-wbtunectl-status until_ok 10 answers
+# the hardening, as this release's systemd scores the running unit and the file
+unit=$(dpkg -L wbtuned | grep '/systemd/system/wbtuned.service$')
+echo "$unit" > "$out/unit-path"
+s=$(score wbtuned.service)
+echo "$s" > "$out/security.online"
+check security-online test -n "$s"
+s=$(score --offline=true "$unit")
+echo "$s" > "$out/security.offline"
+check security-offline test -n "$s"
+check stop systemctl stop wbtuned.service
+check stopped-inactive test "$(prop ActiveState)" = inactive
+check_not stopped-no-process pgrep -x wbtuned
 
 # 3. Purge a running daemon: its stop (the prerm) restores; every trace goes.
 dpkg_step purge --purge wbtuned
@@ -88,7 +125,7 @@ check purge-no-saved-warning sh -c "! grep -q 'is still there' '$out/purge.txt'"
 check_gone purged
 
 # 4. Reinstall: active again, answers.
-dpkg_step reinstall -i "$deb"
+apt_step reinstall install "$deb"
 check reinstalled-active until_ok 20 systemctl is-active -q wbtuned.service
 check reinstalled-wbtunectl-status until_ok 10 answers
 
@@ -97,7 +134,7 @@ check reinstalled-wbtunectl-status until_ok 10 answers
 systemctl stop wbtuned.service
 check stopped test "$(prop ActiveState)" = inactive
 echo "not a saved file" > /run/wbtuned/saved
-dpkg_step remove -r wbtuned
+apt_step remove remove wbtuned
 check remove-warns-of-saved grep -q '/run/wbtuned/saved is still there' "$out/remove.txt"
 check remove-keeps-conffile test -s /etc/wbtuned.conf
 dpkg_step purge-removed --purge wbtuned

@@ -15,19 +15,24 @@ nspawn_rootfs() {
 }
 
 # --- the host's knobs ----------------------------------------------------------------------------
-# Every readable /proc/sys/vm file, kernel.task_delayacct, and every per-BDI limit file, with the
-# global threshold read just before and after the per-BDI files.
+# Every readable /proc/sys/vm file, kernel.task_delayacct, and every per-BDI limit file. A per-BDI
+# *_bytes file is followed by the global threshold read just before and just after it (the kernel
+# computes the bytes from that moving threshold: under memory churn, as a parallel build makes, it
+# moves by more than a percent in the second the whole snapshot takes).
 host_threshold_pages() { awk '$1 == "nr_dirty_threshold" { print $2 }' /proc/vmstat; }
 host_knobs_snapshot() {
-        local f v
-        printf 'threshold_pages_1 %s\n' "$(host_threshold_pages)"
+        local f v t1
         for f in /proc/sys/vm/* /proc/sys/kernel/task_delayacct \
                  /sys/class/bdi/*/{min_ratio,max_ratio,min_ratio_fine,max_ratio_fine,strict_limit,min_bytes,max_bytes}; do
                 [[ -f $f ]] || continue
+                [[ $f == /sys/*_bytes ]] && t1=$(host_threshold_pages)
                 v=$(tr '\n\t' '  ' 2> /dev/null < "$f") || continue
-                printf '%s %s\n' "$f" "$v"
+                if [[ $f == /sys/*_bytes ]]; then
+                        printf '%s %s %s %s\n' "$f" "$v" "$t1" "$(host_threshold_pages)"
+                else
+                        printf '%s %s\n' "$f" "$v"
+                fi
         done
-        printf 'threshold_pages_2 %s\n' "$(host_threshold_pages)"
 }
 
 # host_knobs_force_restore BEFORE: safety net only (the test has failed by then): put back the
@@ -60,20 +65,21 @@ def load(p):
         d[k] = v.strip()
     return d
 def share(d, k):
-    thresh = (int(d["threshold_pages_1"]) + int(d["threshold_pages_2"])) / 2 * 4096
-    return int(d[k]) / thresh
+    v, t1, t2 = (int(x) for x in d[k].split())
+    return v / ((t1 + t2) / 2 * 4096)
 a = load(sys.argv[1])
 bad = []
 for p in sys.argv[2:]:
     b = load(p)
     for k in sorted(set(a) | set(b)):
-        if k.startswith("threshold_pages") or a.get(k) == b.get(k):
+        if a.get(k) == b.get(k):
             continue
         if k.startswith("/sys/") and k.endswith("_bytes") and k in a and k in b:
             # 0.5 % of the threshold: reading skew; a cap of the daemon's moves it by far more
             if abs(share(a, k) - share(b, k)) <= 0.005:
                 continue
-        line = "%s: %s -> %s" % (k, a.get(k, "(missing)"), b.get(k, "(missing)"))
+        shown = lambda d: d[k].split()[0] if k.endswith("_bytes") and k in d else d.get(k, "(missing)")
+        line = "%s: %s -> %s" % (k, shown(a), shown(b))
         if line not in bad:
             bad.append(line)
             print("changed on the host (%s): %s" % (p.rsplit("/", 1)[-1], line))
@@ -168,6 +174,13 @@ nspawn_boot_watch() {
 # nspawn_judge_host_knobs: counts a failure in $failed when the container changed a host knob
 # (and puts the knobs back).
 nspawn_judge_host_knobs() {
+        # the comparison itself must be able to fail: one ratio changed, one cap doubled
+        awk '!done && $1 ~ /\/max_ratio$/ { $2 = $2 + 1; done = 1 } { print }' "$tmp/knobs.before" > "$tmp/knobs.doctored-ratio"
+        awk '!done && $1 ~ /\/max_bytes$/ { $2 = sprintf("%.0f", $2 * 2 + 4096); done = 1 } { print }' "$tmp/knobs.before" > "$tmp/knobs.doctored-bytes"
+        host_knobs_compare "$tmp/knobs.before" "$tmp/knobs.doctored-ratio" > /dev/null &&
+                fail "host_knobs_compare missed a changed max_ratio"
+        host_knobs_compare "$tmp/knobs.before" "$tmp/knobs.doctored-bytes" > /dev/null &&
+                fail "host_knobs_compare missed a doubled max_bytes"
         if host_knobs_compare "$tmp/knobs.before" "$tmp"/knobs.during.* "$tmp/knobs.after"; then
                 ok "no host knob changed ($(grep -c ^/ "$tmp/knobs.before") files, compared $n_during times while the container ran and after)"
         else

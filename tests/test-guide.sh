@@ -77,7 +77,13 @@ while read -r kind value; do
                 n_ids=$((n_ids + 1))
                 grep -q "^-- $value\$" "$catalog" || fail "$guide names MESSAGE_ID $value, which is not in $catalog";;
         image)
-                [[ -f $(dirname "$guide")/$value ]] || fail "$guide shows $value, which does not exist";;
+                [[ -f $(dirname "$guide")/$value ]] || fail "$guide shows $value, which does not exist"
+                # the package ships doc/ with the guide, not bench/: its images are copies in doc/images/,
+                # which must be the current plots of bench/results/ where those exist
+                [[ $value == images/* ]] || fail "$guide shows $value, outside doc/images/ (the package ships only doc/images/)"
+                orig=$top_srcdir/bench/results/${value#images/}
+                [[ ! -f $orig ]] || cmp -s "$orig" "$(dirname "$guide")/$value" ||
+                        fail "$guide shows $value, an older copy of $orig (cp it again)";;
         verb)
                 "$WBTUNECTL" --list=verbs | grep -qx -- "$value" || fail "$guide uses 'wbtunectl $value', which is no verb";;
         esac

@@ -381,7 +381,18 @@ static void test_round_trip(void) {
         fake_kernel *fk = fake_kernel_new(1000000, 3);
         manager *m;
         size_t n_verbs;
-        const control_verb *verbs = manager_control_verbs(&n_verbs);
+        const control_verb *daemon_verbs = manager_control_verbs(&n_verbs);
+        /* The replies of the privileged verbs too, when a plain user runs this (a package build):
+         * their own copy with the root check off (test-control checks that check). */
+        control_verb *verbs = calloc(n_verbs, sizeof *verbs);
+
+        CHECK(verbs != NULL);
+        if (!verbs)
+                return;
+        memcpy(verbs, daemon_verbs, n_verbs * sizeof *verbs);
+        if (geteuid() != 0)
+                for (size_t i = 0; i < n_verbs; i++)
+                        verbs[i].privileged = false;
         int ready[2], done[2];
         unsigned build_errors = UINT32_MAX;
         pid_t server;
@@ -501,6 +512,7 @@ static void test_round_trip(void) {
         printf("# %u of %d fields seen in the replies\n", covered, _PF_MAX);
         CHECK_EQ_U64(missing, 0);
 
+        free(verbs);
         manager_free(m);
         fake_kernel_free(fk);
 }
