@@ -26,11 +26,12 @@ trap finish EXIT
 uname -r > "$out/kernel"
 
 # --- the package, installed with apt as an admin would; its start waits for the kernel-alone runs
-# (policy-rc.d says "not now" to the maintainer scripts' start, not to the enable)
+# (policy-rc.d says "not now" to the maintainer scripts' start, not to the enable; no --no-download:
+# with it apt 2.6 fails on a local .deb, "Pathname to install is not absolute"; the guest has no network)
 note "apt-get install ./wbtuned_*.deb"
 printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
 chmod 0755 /usr/sbin/policy-rc.d
-DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-download /wbtuned-vm/wbtuned_*.deb > "$out/apt-install.txt" 2>&1
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q /wbtuned-vm/wbtuned_*.deb > "$out/apt-install.txt" 2>&1
 echo $? > "$out/apt-install.rc"
 rm -f /usr/sbin/policy-rc.d
 systemctl is-enabled wbtuned.service > "$out/unit.enabled-by-package" 2>&1
