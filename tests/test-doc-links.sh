@@ -21,6 +21,7 @@ git -C "$top_srcdir" ls-files > "$tmp/files" || fail "git ls-files in $top_srcdi
 # The check must be able to fail: a link, a backquoted path, a wildcard, a document's name and
 # a path on the author's machine that name nothing in the tree.
 mkdir -p "$tmp/self/doc"
+# shellcheck disable=SC2016 # backquotes as Markdown writes them
 printf '[x](nothing-here.md) `src/no-such-file.c` `bench/results/<case>-nope.png` `nope.md` `/work/x`\n' \
         > "$tmp/self/doc/bad.md"
 
