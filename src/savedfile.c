@@ -27,22 +27,6 @@ static uint64_t fnv1a64(const char *buf, size_t size) {
 
 /* The reason is escaped here, once: it quotes the file's words, and it is printed to a terminal
  * (--inspect-saved) and put in the journal. */
-static int fail(char **ret_error, int r, const char *format, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char **ret_error, int r, const char *format, ...) {
-        char *raw = NULL;
-        va_list ap;
-
-        if (ret_error) {
-                va_start(ap, format);
-                if (vasprintf(&raw, format, ap) < 0)
-                        raw = NULL;
-                va_end(ap);
-                *ret_error = raw ? escape_text_alloc(raw) : NULL;
-                free(raw);
-        }
-        return r;
-}
-
 void saved_file_checksum_line(const char *body, size_t size, char *buf, size_t buf_size) {
         snprintf(buf, buf_size, "%s %s %016" PRIx64 "\n", CHECKSUM_WORD, CHECKSUM_ALGO, fnv1a64(body, size));
 }
@@ -210,29 +194,29 @@ static int parse_entry(char **w, size_t n, uint64_t page_size, saved_entry *e, c
                 i = 1;
         else if (n >= 3 && strcmp(w[0], "bdi") == 0) {
                 if (!valid_bdi_name(w[1]))
-                        return fail(why, -EINVAL, "bad device name");
+                        return error_printf(why, -EINVAL, "bad device name");
                 snprintf(e->bdi, sizeof e->bdi, "%s", w[1]);
                 i = 2;
         } else
-                return fail(why, -EINVAL, "expected \"global KNOB ...\" or \"bdi NAME KNOB ...\"");
+                return error_printf(why, -EINVAL, "expected \"global KNOB ...\" or \"bdi NAME KNOB ...\"");
         k = knob_from_name(w[i]);
         if (k < 0)
-                return fail(why, -EINVAL, "unknown knob");
+                return error_printf(why, -EINVAL, "unknown knob");
         if (knob_get(k)->device != (e->bdi[0] != 0))
-                return fail(why, -EINVAL, "%s is not a %s knob", w[i], e->bdi[0] ? "device" : "global");
+                return error_printf(why, -EINVAL, "%s is not a %s knob", w[i], e->bdi[0] ? "device" : "global");
         e->knob = (knob_id) k;
         i++;
         if (i + 3 > n || strcmp(w[i], "original") != 0)
-                return fail(why, -EINVAL, "expected \"original FILE VALUE\"");
+                return error_printf(why, -EINVAL, "expected \"original FILE VALUE\"");
         for (; i < n; i += 3) {
                 knob_setting s;
                 int r;
 
                 if (i + 3 > n)
-                        return fail(why, -EINVAL, "\"%s\" needs a file and a value", w[i]);
+                        return error_printf(why, -EINVAL, "\"%s\" needs a file and a value", w[i]);
                 r = parse_setting(e->knob, w[i + 1], w[i + 2], page_size, &s);
                 if (r < 0)
-                        return fail(why, r, "%s %s %s: %s", w[i], w[i + 1], w[i + 2],
+                        return error_printf(why, r, "%s %s %s: %s", w[i], w[i + 1], w[i + 2],
                                     r == -ERANGE ? "value out of the kernel's range" : "not a file of this knob");
                 if (strcmp(w[i], "original") == 0 && i == (e->bdi[0] ? 3u : 2u))
                         e->original = s;
@@ -243,7 +227,7 @@ static int parse_entry(char **w, size_t n, uint64_t page_size, saved_entry *e, c
                         e->pending = true;
                         e->pending_setting = s;
                 } else
-                        return fail(why, -EINVAL, "unexpected \"%s\"", w[i]);
+                        return error_printf(why, -EINVAL, "unexpected \"%s\"", w[i]);
         }
         return 0;
 }
@@ -323,9 +307,9 @@ int saved_file_parse(const char *buf, size_t size, uint64_t page_size, saved_ent
         /* first the bound and the checksum, in one pass: a damaged file of many lines is refused
          * before any of them is parsed */
         if (size > SAVED_FILE_MAX_BYTES)
-                return fail(ret_error, -EBADMSG, "larger than %u bytes", SAVED_FILE_MAX_BYTES);
+                return error_printf(ret_error, -EBADMSG, "larger than %u bytes", SAVED_FILE_MAX_BYTES);
         if (size == 0)
-                return fail(ret_error, -EBADMSG, "no \"%s\" version line (the file is empty)", MAGIC);
+                return error_printf(ret_error, -EBADMSG, "no \"%s\" version line (the file is empty)", MAGIC);
         if (buf[size - 1] == '\n') {
                 const char *nl = size > 1 ? memrchr(buf, '\n', size - 1) : NULL;
                 body_end = nl ? (size_t) (nl - buf) + 1 : 0;
@@ -342,17 +326,17 @@ int saved_file_parse(const char *buf, size_t size, uint64_t page_size, saved_ent
                 nul |= c == 0;
         }
         if (nul)
-                return fail(ret_error, -EBADMSG, "contains a NUL byte");
+                return error_printf(ret_error, -EBADMSG, "contains a NUL byte");
         if (buf[size - 1] != '\n')
-                return fail(ret_error, -EBADMSG, "line %zu: not terminated (the file is cut short)", n_newlines + 1);
+                return error_printf(ret_error, -EBADMSG, "line %zu: not terminated (the file is cut short)", n_newlines + 1);
         if (!parse_checksum_line(buf, body_end, size - 1, &want_sum)) {
                 if (size - 1 - body_end >= strlen(CHECKSUM_WORD) && memcmp(buf + body_end, CHECKSUM_WORD, strlen(CHECKSUM_WORD)) == 0)
-                        return fail(ret_error, -EBADMSG, "line %zu: expected \"%s %s HEX\"", n_newlines, CHECKSUM_WORD,
+                        return error_printf(ret_error, -EBADMSG, "line %zu: expected \"%s %s HEX\"", n_newlines, CHECKSUM_WORD,
                                     CHECKSUM_ALGO);
-                return fail(ret_error, -EBADMSG, "no checksum line (the file is cut short)");
+                return error_printf(ret_error, -EBADMSG, "no checksum line (the file is cut short)");
         }
         if (sum != want_sum)
-                return fail(ret_error, -EBADMSG, "checksum mismatch: the file was changed or damaged");
+                return error_printf(ret_error, -EBADMSG, "checksum mismatch: the file was changed or damaged");
 
         /* then the lines before the checksum line */
         copy = malloc(body_end + 1);
@@ -371,24 +355,24 @@ int saved_file_parse(const char *buf, size_t size, uint64_t page_size, saved_ent
                         continue;
                 for (char *t = strtok_r(line, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
                         if (nw == ELEMENTSOF(w))
-                                return fail(ret_error, -EBADMSG, "line %zu: too many words", line_no);
+                                return error_printf(ret_error, -EBADMSG, "line %zu: too many words", line_no);
                         w[nw++] = t;
                 }
                 if (nw == 0)
-                        return fail(ret_error, -EBADMSG, "line %zu: blank line of spaces", line_no);
+                        return error_printf(ret_error, -EBADMSG, "line %zu: blank line of spaces", line_no);
                 if (!have_version) {
                         uint64_t version;
                         if (nw != 2 || strcmp(w[0], MAGIC) != 0 || parse_u64(w[1], &version) < 0)
-                                return fail(ret_error, -EBADMSG, "line %zu: expected \"%s %d\" first", line_no, MAGIC,
+                                return error_printf(ret_error, -EBADMSG, "line %zu: expected \"%s %d\" first", line_no, MAGIC,
                                             SAVED_FILE_VERSION);
                         if (version != SAVED_FILE_VERSION)
-                                return fail(ret_error, -EBADMSG, "version %" PRIu64 ", this wbtuned reads version %d",
+                                return error_printf(ret_error, -EBADMSG, "version %" PRIu64 ", this wbtuned reads version %d",
                                             version, SAVED_FILE_VERSION);
                         have_version = true;
                         continue;
                 }
                 if (strcmp(w[0], CHECKSUM_WORD) == 0)
-                        return fail(ret_error, -EBADMSG, "line %zu: text after the checksum line", line_no);
+                        return error_printf(ret_error, -EBADMSG, "line %zu: text after the checksum line", line_no);
                 if (grow_array((void **) &v, &allocated, n, sizeof *v) < 0 ||
                     grow_array((void **) &line_of, &allocated_lines, n, sizeof *line_of) < 0)
                         return -ENOMEM;
@@ -396,17 +380,17 @@ int saved_file_parse(const char *buf, size_t size, uint64_t page_size, saved_ent
                         _cleanup_free_ char *why = NULL;
                         int r = parse_entry(w, nw, page_size, &v[n], &why);
                         if (r < 0)
-                                return fail(ret_error, -EBADMSG, "line %zu: %s", line_no, why ? why : "bad line");
+                                return error_printf(ret_error, -EBADMSG, "line %zu: %s", line_no, why ? why : "bad line");
                 }
                 line_of[n++] = line_no;
         }
         if (!have_version)
-                return fail(ret_error, -EBADMSG, "no \"%s\" version line", MAGIC);
+                return error_printf(ret_error, -EBADMSG, "no \"%s\" version line", MAGIC);
         repeat = find_repeat(v, line_of, n, &k);
         if (repeat == SIZE_MAX)
                 return -ENOMEM;
         if (repeat > 0)
-                return fail(ret_error, -EBADMSG, "line %zu: %s %s listed twice", repeat, v[k].bdi[0] ? v[k].bdi : "global",
+                return error_printf(ret_error, -EBADMSG, "line %zu: %s %s listed twice", repeat, v[k].bdi[0] ? v[k].bdi : "global",
                             knob_name(v[k].knob));
         *ret_entries = TAKE_PTR(v);
         *ret_n = n;
@@ -426,19 +410,19 @@ int state_file_load(const char *path, size_t max_bytes, char **ret_buf, size_t *
                 if (errno == ENOENT)
                         return -ENOENT;
                 if (errno == ELOOP)
-                        return fail(ret_error, -EPERM, "is a symbolic link");
-                return fail(ret_error, -errno, "cannot be opened: %s", strerror(errno));
+                        return error_printf(ret_error, -EPERM, "is a symbolic link");
+                return error_printf(ret_error, -errno, "cannot be opened: %s", strerror(errno));
         }
         if (fstat(fd, &st) < 0)
-                return fail(ret_error, -errno, "cannot be examined: %s", strerror(errno));
+                return error_printf(ret_error, -errno, "cannot be examined: %s", strerror(errno));
         if (!S_ISREG(st.st_mode))
-                return fail(ret_error, -EPERM, "is not a regular file");
+                return error_printf(ret_error, -EPERM, "is not a regular file");
         if (st.st_uid != geteuid())
-                return fail(ret_error, -EPERM, "is owned by uid %u, not %u", (unsigned) st.st_uid, (unsigned) geteuid());
+                return error_printf(ret_error, -EPERM, "is owned by uid %u, not %u", (unsigned) st.st_uid, (unsigned) geteuid());
         if (st.st_mode & (S_IWGRP | S_IWOTH))
-                return fail(ret_error, -EPERM, "is writable by others (mode %04o)", (unsigned) (st.st_mode & 07777));
+                return error_printf(ret_error, -EPERM, "is writable by others (mode %04o)", (unsigned) (st.st_mode & 07777));
         if ((uint64_t) st.st_size > max_bytes)
-                return fail(ret_error, -EBADMSG, "is larger than %zu bytes", max_bytes);
+                return error_printf(ret_error, -EBADMSG, "is larger than %zu bytes", max_bytes);
         buf = malloc((size_t) st.st_size + 1);
         if (!buf)
                 return -ENOMEM;
@@ -447,7 +431,7 @@ int state_file_load(const char *path, size_t max_bytes, char **ret_buf, size_t *
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
-                        return fail(ret_error, -errno, "cannot be read: %s", strerror(errno));
+                        return error_printf(ret_error, -errno, "cannot be read: %s", strerror(errno));
                 }
                 if (k == 0)
                         break;
@@ -478,15 +462,15 @@ int saved_dir_check(const char *dir, char **ret_error) {
         fd = dir_open_private(dir, &why);
         if (fd == -ENOENT) {
                 if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-                        return fail(ret_error, -errno, "%s cannot be created: %s", dir, strerror(errno));
+                        return error_printf(ret_error, -errno, "%s cannot be created: %s", dir, strerror(errno));
                 /* the umask may have taken bits away: the mode is ours to say */
                 if (chmod(dir, 0755) < 0)
-                        return fail(ret_error, -errno, "%s: %s", dir, strerror(errno));
+                        return error_printf(ret_error, -errno, "%s: %s", dir, strerror(errno));
                 free(why);
                 fd = dir_open_private(dir, &why);
         }
         if (fd < 0)
-                return why ? fail(ret_error, fd, "%s", why) : fd;
+                return why ? error_printf(ret_error, fd, "%s", why) : fd;
         return 0;
 }
 

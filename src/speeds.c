@@ -18,19 +18,6 @@ static bool has_prefix(const char *s, const char *prefix) {
         return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-static int fail(char **ret_error, int r, const char *format, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char **ret_error, int r, const char *format, ...) {
-        va_list ap;
-
-        if (ret_error) {
-                va_start(ap, format);
-                if (vasprintf(ret_error, format, ap) < 0)
-                        *ret_error = NULL;
-                va_end(ap);
-        }
-        return r;
-}
-
 /* ---- the file ------------------------------------------------------------------------------ */
 
 char *speeds_format(const speed_entry *v, size_t n, size_t *ret_size) {
@@ -83,9 +70,9 @@ int speeds_parse(const char *buf, size_t size, speed_entry **ret, size_t *ret_n,
         if (ret_error)
                 *ret_error = NULL;
         if (size > SPEEDS_FILE_MAX_BYTES)
-                return fail(ret_error, -EBADMSG, "larger than %zu bytes", (size_t) SPEEDS_FILE_MAX_BYTES);
+                return error_printf(ret_error, -EBADMSG, "larger than %zu bytes", (size_t) SPEEDS_FILE_MAX_BYTES);
         if (memchr(buf, 0, size))
-                return fail(ret_error, -EBADMSG, "contains a NUL byte");
+                return error_printf(ret_error, -EBADMSG, "contains a NUL byte");
         /* the input has no terminator of its own: work on a terminated copy only */
         copy = malloc(size + 1);
         if (!copy)
@@ -100,11 +87,11 @@ int speeds_parse(const char *buf, size_t size, speed_entry **ret, size_t *ret_n,
 
                 next = strchr(line, '\n');
                 if (!next)
-                        return fail(ret_error, -EBADMSG, "line %zu: not terminated (the file is cut short)", line_no + 1);
+                        return error_printf(ret_error, -EBADMSG, "line %zu: not terminated (the file is cut short)", line_no + 1);
                 *next++ = 0;
                 line_no++;
                 if (have_checksum)
-                        return fail(ret_error, -EBADMSG, "line %zu: text after the checksum line", line_no);
+                        return error_printf(ret_error, -EBADMSG, "line %zu: text after the checksum line", line_no);
                 if (line[0] == '#' || line[0] == 0)
                         continue;
                 if (strncmp(line, CHECKSUM_WORD, strlen(CHECKSUM_WORD)) == 0) {
@@ -115,48 +102,48 @@ int speeds_parse(const char *buf, size_t size, speed_entry **ret, size_t *ret_n,
                 }
                 for (char *t = strtok_r(line, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
                         if (nw == ELEMENTSOF(w))
-                                return fail(ret_error, -EBADMSG, "line %zu: too many words", line_no);
+                                return error_printf(ret_error, -EBADMSG, "line %zu: too many words", line_no);
                         w[nw++] = t;
                 }
                 if (!have_version) {
                         uint64_t version;
                         if (nw != 2 || strcmp(w[0], MAGIC) != 0 || parse_u64(w[1], &version) < 0)
-                                return fail(ret_error, -EBADMSG, "line %zu: expected \"%s %d\" first (not a speeds file)",
+                                return error_printf(ret_error, -EBADMSG, "line %zu: expected \"%s %d\" first (not a speeds file)",
                                             line_no, MAGIC, SPEEDS_FILE_VERSION);
                         if (version != SPEEDS_FILE_VERSION)
-                                return fail(ret_error, -EBADMSG, "version %" PRIu64 ", this wbtuned reads version %d",
+                                return error_printf(ret_error, -EBADMSG, "version %" PRIu64 ", this wbtuned reads version %d",
                                             version, SPEEDS_FILE_VERSION);
                         have_version = true;
                         continue;
                 }
                 if (nw != 4 || strcmp(w[0], "speed") != 0)
-                        return fail(ret_error, -EBADMSG, "line %zu: expected \"speed BYTES_PER_S TIME ID\"", line_no);
+                        return error_printf(ret_error, -EBADMSG, "line %zu: expected \"speed BYTES_PER_S TIME ID\"", line_no);
                 if (n >= SPEEDS_MAX_ENTRIES)
-                        return fail(ret_error, -EBADMSG, "line %zu: more than %d devices", line_no, SPEEDS_MAX_ENTRIES);
+                        return error_printf(ret_error, -EBADMSG, "line %zu: more than %d devices", line_no, SPEEDS_MAX_ENTRIES);
                 if (grow_array((void **) &v, &allocated, n, sizeof *v) < 0)
                         return -ENOMEM;
                 e = &v[n];
                 *e = (speed_entry) {};
                 if (parse_u64(w[1], &e->bw_bytes_per_s) < 0 || e->bw_bytes_per_s == 0 ||
                     e->bw_bytes_per_s > SPEEDS_BW_MAX)
-                        return fail(ret_error, -EBADMSG, "line %zu: bad speed \"%s\"", line_no, w[1]);
+                        return error_printf(ret_error, -EBADMSG, "line %zu: bad speed \"%s\"", line_no, w[1]);
                 if (parse_u64(w[2], &e->measured_realtime_s) < 0)
-                        return fail(ret_error, -EBADMSG, "line %zu: bad time \"%s\"", line_no, w[2]);
+                        return error_printf(ret_error, -EBADMSG, "line %zu: bad time \"%s\"", line_no, w[2]);
                 if (!valid_id(w[3]))
-                        return fail(ret_error, -EBADMSG, "line %zu: bad device identity", line_no);
+                        return error_printf(ret_error, -EBADMSG, "line %zu: bad device identity", line_no);
                 memcpy(e->id, w[3], strlen(w[3]) + 1);
                 if (speeds_find(v, n, e->id))
-                        return fail(ret_error, -EBADMSG, "line %zu: %s listed twice", line_no, e->id);
+                        return error_printf(ret_error, -EBADMSG, "line %zu: %s listed twice", line_no, e->id);
                 n++;
         }
         if (!have_version)
-                return fail(ret_error, -EBADMSG, "no \"%s\" version line", MAGIC);
+                return error_printf(ret_error, -EBADMSG, "no \"%s\" version line", MAGIC);
         if (!have_checksum)
-                return fail(ret_error, -EBADMSG, "no checksum line (the file is cut short)");
+                return error_printf(ret_error, -EBADMSG, "no checksum line (the file is cut short)");
         saved_file_checksum_line(buf, body_end, want, sizeof want);
         want[strcspn(want, "\n")] = 0;
         if (strcmp(checksum_line, want) != 0)
-                return fail(ret_error, -EBADMSG, "checksum mismatch: the file was changed or damaged");
+                return error_printf(ret_error, -EBADMSG, "checksum mismatch: the file was changed or damaged");
         *ret = TAKE_PTR(v);
         *ret_n = n;
         return 0;

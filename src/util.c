@@ -1,5 +1,6 @@
 /* Small helpers shared by every module. */
 #include "util.h"
+#include "escape.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -325,15 +326,17 @@ int grow_array(void **v, size_t *allocated, size_t n, size_t size) {
         return 0;
 }
 
-static int dir_refuse(char **ret_error, int r, const char *format, ...) __attribute__((format(printf, 3, 4)));
-static int dir_refuse(char **ret_error, int r, const char *format, ...) {
+int error_printf(char **ret_error, int r, const char *format, ...) {
+        char *raw = NULL;
         va_list ap;
 
         if (ret_error) {
                 va_start(ap, format);
-                if (vasprintf(ret_error, format, ap) < 0)
-                        *ret_error = NULL;
+                if (vasprintf(&raw, format, ap) < 0)
+                        raw = NULL;
                 va_end(ap);
+                *ret_error = raw ? escape_text_alloc(raw) : NULL;
+                free(raw);
         }
         return r;
 }
@@ -347,21 +350,21 @@ int dir_open_private(const char *dir, char **ret_error) {
         fd = open(dir, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
                 int r = -errno;
-                return dir_refuse(ret_error, r, "%s cannot be opened: %s", dir, strerror(-r));
+                return error_printf(ret_error, r, "%s cannot be opened: %s", dir, strerror(-r));
         }
         if (fstat(fd, &st) < 0) {
                 int r = -errno;
-                return dir_refuse(ret_error, r, "%s cannot be examined: %s", dir, strerror(-r));
+                return error_printf(ret_error, r, "%s cannot be examined: %s", dir, strerror(-r));
         }
         if (S_ISLNK(st.st_mode))
-                return dir_refuse(ret_error, -ELOOP, "%s is a symbolic link, not a directory", dir);
+                return error_printf(ret_error, -ELOOP, "%s is a symbolic link, not a directory", dir);
         if (!S_ISDIR(st.st_mode))
-                return dir_refuse(ret_error, -ENOTDIR, "%s is not a directory", dir);
+                return error_printf(ret_error, -ENOTDIR, "%s is not a directory", dir);
         if (st.st_uid != geteuid())
-                return dir_refuse(ret_error, -EPERM, "%s is owned by uid %u, not %u", dir, (unsigned) st.st_uid,
+                return error_printf(ret_error, -EPERM, "%s is owned by uid %u, not %u", dir, (unsigned) st.st_uid,
                                   (unsigned) geteuid());
         if (st.st_mode & (S_IWGRP | S_IWOTH))
-                return dir_refuse(ret_error, -EPERM, "%s is writable by others (mode %04o)", dir,
+                return error_printf(ret_error, -EPERM, "%s is writable by others (mode %04o)", dir,
                                   (unsigned) (st.st_mode & 07777));
         return TAKE_FD(fd);
 }

@@ -99,3 +99,7 @@ int dir_open_private(const char *dir, char **ret_error);
 
 /* strdup that aborts on out-of-memory; we never run with half-made state. */
 char *xstrdup(const char *s);
+
+/* Set *ret_error (when not NULL) to the formatted reason, escaped for a terminal (it may quote a
+ * file's bytes), and return r: one line for every "refused, because ..." of a reader. */
+int error_printf(char **ret_error, int r, const char *format, ...) __attribute__((format(printf, 3, 4)));
