@@ -154,6 +154,11 @@ static void test_corrupt(void) {
                 check_refused(g, "expected \"speed");
         }
         check_refused_n("\0wbtuned-speeds 1\n", 18, "NUL");
+        {
+                /* the reason quotes the file's bytes: a terminal escape in them is shown escaped */
+                _cleanup_free_ char *bad = signed_text("wbtuned-speeds 1\nspeed 8\033]0;owned\007 2 wwid:x\n");
+                check_refused(bad, "bad speed \"8\\x1b]0;owned\\x07\"");
+        }
 }
 
 static void test_foreign(void) {
