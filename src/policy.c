@@ -8,7 +8,8 @@
 
 #define MB (1024ULL * 1024ULL)
 #define BW_FLOOR_BYTES_PER_S (1 * MB)       /* an idle or unknown device is never assumed slower */
-#define BW_QUEUED_BYTES (1 * MB)            /* dirty data waiting behind writeback: saturated */
+#define BW_QUEUED_BYTES (1 * MB)            /* dirty data waiting behind writeback: saturated (or the
+                                             * counters' per-CPU error, if more: bdi_device_noise_floor()) */
 #define BW_DECAY_USEC 3000000ULL            /* bandwidth averages over about 3 s of saturated time */
 #define BW_TRUST_USEC 1000000ULL            /* ... and is trusted after 1 s of it */
 #define STRICT_SHARE_DIVISOR 2              /* strict_limit when the cap is <= half the limit */
@@ -118,7 +119,9 @@ static int state_sync(policy_state *st, const sample *s) {
  * it. Otherwise what it wrote is the application's pace, not the device's. (Pages waiting for an NFS
  * COMMIT count as writeback: without dirty data queued behind them they do not mean a busy device.) */
 static bool device_saturated(const bdi_device *d) {
-        return d->writeback_bytes >= BW_QUEUED_BYTES && d->dirty_bytes >= BW_QUEUED_BYTES;
+        uint64_t queued = MAX(BW_QUEUED_BYTES, bdi_device_noise_floor(d));
+
+        return d->writeback_bytes >= queued && d->dirty_bytes >= queued;
 }
 
 /* Add a tick to a bytes/time pair decayed over decay_usec; true once it holds BW_TRUST_USEC of time. */
@@ -164,7 +167,7 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         bool have_prev = ds->last_time_usec > 0 && now_usec > ds->last_time_usec &&
                          d->written_total_bytes >= ds->last_written_total;
         bool saturated = device_saturated(d);
-        uint64_t bw = 0;
+        uint64_t bw = 0, noise = MAX(BW_QUEUED_BYTES, bdi_device_noise_floor(d));
 
         written = have_prev ? d->written_total_bytes - ds->last_written_total : 0;
         ds->last_time_usec = now_usec;
@@ -175,7 +178,7 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         ds->filling = have_prev && d->dirty_rate_bytes_per_s >= FILL_RATE_BYTES_PER_S;
         /* a megabyte in one tick: not the per-CPU counters settling after a writer that stopped before
          * the daemon started (they show a few pages dirtied then) */
-        if (have_prev && mul_div(d->dirty_rate_bytes_per_s, dt_usec, 1000000) >= BW_QUEUED_BYTES)
+        if (have_prev && mul_div(d->dirty_rate_bytes_per_s, dt_usec, 1000000) >= noise)
                 ds->dirtied_seen = true;
         if (ds->filling)
                 ds->filled_usec = now_usec;
@@ -183,7 +186,7 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
          * cap stays until a second after it last filled (slowdown-b: B's 16M cap written and given back
          * every 100 ms, 145 writes in a run). Not longer: a writer paced below FILL_RATE is no longer
          * filling the pool, and a cap kept through its pace would meet its next burst (paced-burst-b). */
-        ds->quiet = !ds->filling && d->backlog_bytes < BW_QUEUED_BYTES &&
+        ds->quiet = !ds->filling && d->backlog_bytes < MAX(noise, 2 * d->counter_error_bytes) &&
                     !(ds->presumed && now_usec < ds->filled_usec + PRESUMED_QUIET_USEC);
 
         if (!ds->measured && d->remembered_bw_bytes_per_s) {
