@@ -166,10 +166,13 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         uint64_t dt_usec = now_usec - ds->last_time_usec, written;
         bool have_prev = ds->last_time_usec > 0 && now_usec > ds->last_time_usec &&
                          d->written_total_bytes >= ds->last_written_total;
-        bool saturated = device_saturated(d);
+        bool saturated = device_saturated(d), pausing;
         uint64_t bw = 0, noise = MAX(BW_QUEUED_BYTES, bdi_device_noise_floor(d));
 
         written = have_prev ? d->written_total_bytes - ds->last_written_total : 0;
+        /* a network file system that completes nothing for a tick is waiting on its server (a hiccup, a
+         * COMMIT), not slower: the tick counts for none of its rates, and neither starts nor ends a slowdown */
+        pausing = have_prev && written == 0 && (d->traits & BDI_TRAIT_NFS);
         ds->last_time_usec = now_usec;
         ds->last_written_total = d->written_total_bytes;
         ds->active_ticks = bdi_device_active(d) ? ds->active_ticks + 1 : 0;
@@ -199,7 +202,7 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
                 ds->saturated_usec = now_usec;
         else if (ds->slowed_usec && now_usec > ds->saturated_usec + BW_SLOWED_FORGET_USEC && !bdi_device_active(d))
                 ds->slowed_usec = 0;
-        if (have_prev && saturated && ds->was_saturated) {
+        if (!pausing && have_prev && saturated && ds->was_saturated) {
                 ds->saturated_now_usec += dt_usec;
                 if (rate_add(&ds->saturated, written, dt_usec))
                         ds->measured = true;
@@ -220,10 +223,10 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
                         }
                 } else
                         ds->slow_since_usec = 0;
-        } else
+        } else if (!pausing)
                 ds->slow_since_usec = 0;
         ds->was_saturated = saturated;
-        if (have_prev && (written > 0 || d->backlog_bytes > 0) && rate_add(&ds->active, written, dt_usec))
+        if (have_prev && !pausing && (written > 0 || d->backlog_bytes > 0) && rate_add(&ds->active, written, dt_usec))
                 ds->shown_bytes_per_s = rate_get(&ds->active);
 
         if (ds->measured) {

@@ -1,4 +1,4 @@
-/* Real machines in fake trees: many CPUs (per-CPU counter noise). */
+/* Real machines in fake trees: many CPUs (per-CPU counter noise) and NFS pauses. */
 #include <errno.h>
 #include <ftw.h>
 #include <stdarg.h>
@@ -264,6 +264,85 @@ static void test_guard_noise(uint64_t error_bytes, bool held) {
         CHECK(dd.knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].held == held);
 }
 
+/* ---- item 7: NFS pauses ---------------------------------------------------------------------------------- */
+
+typedef struct nfs_run {
+        sample s;
+        bdi_device dev;
+        config c;
+        policy_state st;
+        decision d;
+        uint64_t lowest_bw;      /* the lowest bandwidth the policy took once it measured the device */
+} nfs_run;
+
+static void nfs_init(nfs_run *r, unsigned traits) {
+        memset(r, 0, sizeof *r);
+        config_init(&r->c);
+        r->s.time_usec = 10000000;
+        r->s.global.dirty_thresh_bytes = 4600 * MB;
+        vm_file_set(&r->s.global, "dirty_ratio", 20);
+        vm_file_set(&r->s.global, "dirty_background_ratio", 10);
+        snprintf(r->dev.bdi, sizeof r->dev.bdi, "0:52");
+        snprintf(r->dev.name, sizeof r->dev.name, "nfs4 srv:/export");
+        r->dev.has_devnum = true;
+        r->dev.minor = 52;
+        r->dev.traits = traits;
+        r->dev.seen_before = true;
+        r->s.devices = &r->dev;
+        r->s.n_devices = 1;
+        r->s.support.devices_trusted = r->s.support.debugfs = r->s.support.wb_stats = true;
+        r->lowest_bw = UINT64_MAX;
+}
+
+/* ticks of 100 ms writing bw, with 8M in flight and 32M queued behind it. */
+static void nfs_write(nfs_run *r, uint64_t bw, unsigned ticks) {
+        for (unsigned i = 0; i < ticks; i++) {
+                r->dev.written_total_bytes += bw / 10;
+                r->dev.dirtied_total_bytes += bw / 10;
+                r->dev.write_bw_bytes_per_s = r->dev.dirty_rate_bytes_per_s = bw;
+                r->dev.writeback_bytes = 8 * MB;
+                r->dev.dirty_bytes = 32 * MB;
+                r->dev.backlog_bytes = 40 * MB;
+                r->s.time_usec += 100000;
+                decision_done(&r->d);
+                CHECK(policy_decide(&r->s, &r->c, &r->st, &r->d) >= 0);
+                if (r->d.devices[0].bw_source == SPEED_MEASURED)
+                        r->lowest_bw = MIN(r->lowest_bw, r->d.devices[0].bw_bytes_per_s);
+        }
+}
+
+static void nfs_done(nfs_run *r) {
+        decision_done(&r->d);
+        policy_state_done(&r->st);
+}
+
+static void test_nfs_pause(void) {
+        nfs_run r;
+
+        /* 50 MB/s, a 3 s hiccup of the server (nothing completes, the backlog waits), 50 MB/s again */
+        nfs_init(&r, BDI_TRAIT_NFS);
+        nfs_write(&r, 50 * MB, 30);
+        CHECK(r.d.devices[0].bw_source == SPEED_MEASURED);
+        nfs_write(&r, 0, 30);
+        nfs_write(&r, 50 * MB, 20);
+        printf("# nfs: lowest bandwidth taken over a 3 s hiccup %llu\n", (unsigned long long) r.lowest_bw);
+        CHECK(r.lowest_bw >= 45 * MB);
+        CHECK_EQ_U64(r.st.devices[0].slowed_usec, 0);
+        /* a real drop from 50 to 5 MB/s is still seen, within a few seconds */
+        nfs_write(&r, 5 * MB, 30);
+        printf("# nfs: after 50 -> 5 MB/s %llu\n", (unsigned long long) r.d.devices[0].bw_bytes_per_s);
+        CHECK(r.d.devices[0].bw_bytes_per_s <= 10 * MB);
+        CHECK(r.st.devices[0].slowed_usec != 0);
+        nfs_done(&r);
+
+        /* a local disk that completes nothing for 3 s while saturated did slow down */
+        nfs_init(&r, 0);
+        nfs_write(&r, 50 * MB, 30);
+        nfs_write(&r, 0, 30);
+        CHECK(r.lowest_bw <= 10 * MB);
+        nfs_done(&r);
+}
+
 int main(void) {
         log_set_max_level(LOG_ERR);
         if (!mkdtemp(root)) {
@@ -275,6 +354,7 @@ int main(void) {
         test_cpu_noise("0-63", 64);
         test_guard_noise(counter_error_bytes(2, 4096), true);
         test_guard_noise(counter_error_bytes(64, 4096), false);
+        test_nfs_pause();
         clear_tree();
         (void) rmdir(root);
         TEST_EXIT();
