@@ -936,6 +936,8 @@ static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, b
                         break;
                 s->n_devices++;
         }
+        if (r >= 0)
+                devnames_stack(s->devices, s->n_devices);
 finish:
         disk_cache_end(&ctx->disks);
         mount_table_done(&mounts);

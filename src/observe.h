@@ -56,6 +56,9 @@ typedef struct global_state {
         uint64_t counter_error_bytes;
 } global_state;
 
+/* Devices a stacked device (dm, md, loop) names as its members. */
+#define BDI_LOWER_MAX 4
+
 typedef struct bdi_device {
         char bdi[64];           /* sysfs name under /sys/class/bdi: "7:3", "btrfs-1", "0:52" */
         unsigned major, minor;  /* of the block device (or anonymous dev for nfs/fuse) */
@@ -66,7 +69,12 @@ typedef struct bdi_device {
         char **mounts;          /* NULL-terminated mount points, may be empty */
         size_t n_mounts;
         char model[64];         /* /sys/block/<dev>/device/model, "" if none */
-        unsigned traits;        /* BDI_TRAIT_* */
+        unsigned traits;        /* BDI_TRAIT_*, with those of the devices it is stacked on */
+        /* stacks: LUKS/LVM/md over disks (sysfs slaves/), a loop device over a file */
+        char lower[BDI_LOWER_MAX][64]; /* the whole disks it sits on, from slaves/ ("sda"), "" after the last */
+        char backing_mount[128];/* a loop device: the mount point of its backing file's filesystem, "" if none */
+        char upper[64];         /* a device stacked on this one ("dm-0", "loop3"), "" if none: its writeback
+                                 * is that device's, and a cap here would throttle the upper's own worker */
         bdi_knobs knobs;        /* see observe_knobs_changed() */
         uint64_t knobs_read_usec; /* when the knob files were read (a few ticks ago at most); min_bytes and
                                    * max_bytes are read again as soon as a vm knob changes */

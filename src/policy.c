@@ -396,6 +396,16 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
         char a[16], b[16], bound_why[144];
         bool strict, presumed, far_below;
 
+        /* the lower device of a stack (a LUKS/LVM member, the filesystem under a loop's backing file): what
+         * is dirty on it is the upper device's writeback, a cap or strict limit here throttles that device's
+         * own worker (a loop's: the stacked-device deadlock) and a minimum shrinks everyone else's share.
+         * Only the admin's [device] values are written. */
+        if (d->upper[0] && !(dc && (dc->max_bytes || dc->min_bytes || dc->strict_limit != TRISTATE_AUTO))) {
+                forget_cap(ds);
+                snprintf(dd->left_alone, sizeof dd->left_alone, "the lower device of %s: no cap, minimum or "
+                         "first bound of its own, its writer is %s's writeback", d->upper, d->upper);
+                return;
+        }
         if (dc && dc->min_bytes) {
                 want(kmin, MIN(dc->min_bytes, limit), "min_bytes from [device \"%s\"]", dc->match);
                 kmin->from_config = true;

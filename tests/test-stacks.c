@@ -1,4 +1,4 @@
-/* Real machines in fake trees: many CPUs (per-CPU counter noise) and NFS pauses. */
+/* Real machines in fake trees: many CPUs (per-CPU counter noise), stacked devices (dm, loop) and NFS pauses. */
 #include <errno.h>
 #include <ftw.h>
 #include <stdarg.h>
@@ -264,6 +264,173 @@ static void test_guard_noise(uint64_t error_bytes, bool held) {
         CHECK(dd.knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].held == held);
 }
 
+/* ---- item 5: stacked devices ----------------------------------------------------------------------------- */
+
+/* dir (under sys/) names member as one of its slaves, as sysfs does: a link to the member's dir. */
+static void put_slave(const char *dir, const char *member, const char *member_dir) {
+        char rel[512], target[512];
+
+        snprintf(rel, sizeof(rel), "sys/%s/slaves/%s", dir, member);
+        /* absolute: the fake tree's depth does not matter */
+        snprintf(target, sizeof(target), "%s/sys/%s", root, member_dir);
+        link_to(rel, target);
+}
+
+static size_t dev_index(const sample *s, const char *bdi) {
+        return (size_t) (dev(s, bdi) - s->devices);
+}
+
+static const knob_decision *knob(const decision *d, size_t i, knob_id k) {
+        return &d->devices[i].knobs[k - KNOB_DEVICE_FIRST];
+}
+
+#define USB_SDA "devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sda"
+#define ATA_SDB "devices/pci0000:00/0000:00:1f.2/ata2/host1/target1:0:0/1:0:0:0/block/sdb"
+#define USB_SDC "devices/pci0000:00/0000:00:14.0/usb2/2-2/2-2:1.0/host7/target7:0:0/7:0:0:0/block/sdc"
+#define VDA "devices/pci0000:00/0000:00:02.0/virtio1/block/vda"
+
+static void build_stacks(void) {
+        clear_tree();
+        put_globals("0-3",
+                    "1 0 254:0 / / rw - ext4 /dev/vda rw\n"
+                    "40 1 8:32 / /mnt/data rw - ext4 /dev/sdc rw\n"
+                    "41 1 7:0 / /mnt/img rw - ext4 /dev/loop0 rw\n");
+        /* LUKS on a USB stick's partition: dm-0 over sda1 */
+        put_block("8:0", USB_SDA, "sda", false, true);
+        put(("sys/" USB_SDA "/sda1/partition"), "1\n");
+        put(("sys/" USB_SDA "/sda1/dev"), "8:1\n");
+        link_to("sys/dev/block/8:1", "../../" USB_SDA "/sda1");
+        put_block("253:0", "devices/virtual/block/dm-0", "dm-0", false, false);
+        put("sys/devices/virtual/block/dm-0/dm/name", "luks-stick\n");
+        put_slave("devices/virtual/block/dm-0", "sda1", USB_SDA "/sda1");
+        /* two levels: dm-1 over dm-2 over a rotational removable disk sdb */
+        put_block("8:16", ATA_SDB, "sdb", true, true);
+        put_block("253:2", "devices/virtual/block/dm-2", "dm-2", false, false);
+        put_slave("devices/virtual/block/dm-2", "sdb", ATA_SDB);
+        put_block("253:1", "devices/virtual/block/dm-1", "dm-1", false, false);
+        put_slave("devices/virtual/block/dm-1", "dm-2", "devices/virtual/block/dm-2");
+        /* a loop device on a file in the ext4 of a USB disk sdc */
+        put_block("8:32", USB_SDC, "sdc", false, false);
+        put_block("7:0", "devices/virtual/block/loop0", "loop0", false, false);
+        put("sys/devices/virtual/block/loop0/loop/backing_file", "/mnt/data/images/disk.img\n");
+        put("sys/devices/virtual/block/loop0/ro", "0\n");
+        /* a read-only loop (a snap) on a file of the root disk: it writes nothing back, vda is no lower device */
+        put_block("254:0", VDA, "vda", false, false);
+        put_block("7:1", "devices/virtual/block/loop1", "loop1", false, false);
+        put("sys/devices/virtual/block/loop1/loop/backing_file", "/var/lib/snapd/snaps/core_1.snap (deleted)\n");
+        put("sys/devices/virtual/block/loop1/ro", "1\n");
+        /* a detached loop */
+        put_block("7:2", "devices/virtual/block/loop2", "loop2", false, false);
+}
+
+static void unlink_rel(const char *rel) {
+        char path[4096];
+
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        CHECK(unlink(path) == 0);
+}
+
+static void test_stacks(void) {
+        observe_ctx *ctx = NULL;
+        config c;
+        policy_state st = {};
+        decision d = {};
+        sample s = {};
+        size_t i;
+
+        build_stacks();
+        CHECK(observe_new(root, false, &ctx) >= 0);
+        CHECK(observe_sample_at(ctx, 1000000, &s) >= 0);
+        /* dm-0 carries its USB stick's traits: [device "usb"] matches an encrypted stick */
+        CHECK((dev(&s, "253:0")->traits & (BDI_TRAIT_USB | BDI_TRAIT_REMOVABLE)) == (BDI_TRAIT_USB | BDI_TRAIT_REMOVABLE));
+        CHECK_STREQ(dev(&s, "253:0")->lower[0], "sda");
+        CHECK_STREQ(dev(&s, "8:0")->upper, "dm-0");
+        CHECK_STREQ(dev(&s, "253:0")->upper, "");
+        config_init(&c);
+        CHECK(config_parse_text("test.conf", "[device \"usb\"]\nmax_bytes = 8M\n", strlen("[device \"usb\"]\nmax_bytes = 8M\n"),
+                                &c, stderr) >= 0);
+        {
+                const bdi_device *dm0 = dev(&s, "253:0");
+                const device_config *dc = config_find_device(&c, dm0->name, dm0->alias, dm0->major, dm0->minor, dm0->traits);
+
+                CHECK(dc != NULL);
+        }
+        /* two levels: dm-1 over dm-2 over sdb gets sdb's traits */
+        CHECK((dev(&s, "253:1")->traits & (BDI_TRAIT_ROTATIONAL | BDI_TRAIT_REMOVABLE)) ==
+              (BDI_TRAIT_ROTATIONAL | BDI_TRAIT_REMOVABLE));
+        CHECK(!(dev(&s, "253:1")->traits & BDI_TRAIT_USB));
+        CHECK_STREQ(dev(&s, "253:2")->upper, "dm-1");
+        CHECK_STREQ(dev(&s, "8:16")->upper, "dm-2");
+        /* the loop on a file of sdc's filesystem: sdc is its lower device, and the loop a USB one */
+        CHECK_STREQ(dev(&s, "7:0")->backing_mount, "/mnt/data");
+        CHECK_STREQ(dev(&s, "8:32")->upper, "loop0");
+        CHECK(dev(&s, "7:0")->traits & BDI_TRAIT_USB);
+        /* a read-only loop is no stack, nor a detached one */
+        CHECK_STREQ(dev(&s, "254:0")->upper, "");
+        CHECK_STREQ(dev(&s, "7:2")->backing_mount, "");
+        CHECK_STREQ(dev(&s, "7:1")->backing_mount, "");
+
+        /* the policy: no cap, minimum or first bound on a lower device, even while its upper floods it */
+        config_init(&c);
+        s.support.devices_trusted = s.support.debugfs = s.support.wb_stats = true;
+        CHECK(policy_decide(&s, &c, &st, &d) >= 0);
+        for (size_t k = 0; k < 2; k++) {
+                const char *lower = k == 0 ? "8:32" : "8:0";
+
+                i = dev_index(&s, lower);
+                CHECK(!knob(&d, i, KNOB_MAX_BYTES)->wanted);
+                CHECK(!knob(&d, i, KNOB_MIN_BYTES)->wanted);
+                CHECK(!knob(&d, i, KNOB_STRICT_LIMIT)->wanted);
+                CHECK(strstr(d.devices[i].left_alone, "lower device of") != NULL);
+        }
+        /* the upper devices get theirs: dm-0 as a stick (a quarter of unmeasured_device_bytes), the loop too */
+        CHECK_EQ_U64(knob(&d, dev_index(&s, "253:0"), KNOB_MAX_BYTES)->value, c.unmeasured_device_bytes / 4);
+        CHECK(knob(&d, dev_index(&s, "7:0"), KNOB_MAX_BYTES)->wanted);
+        /* vda, under a read-only loop only, is an ordinary disk */
+        CHECK(knob(&d, dev_index(&s, "254:0"), KNOB_MAX_BYTES)->wanted);
+        CHECK_STREQ(d.devices[dev_index(&s, "254:0")].left_alone, "");
+        decision_done(&d);
+        sample_done(&s);
+
+        /* loop2 is attached to a file on vda after the first sample (its facts are cached for 30 s): once it
+         * holds data, its backing file is read again at once */
+        put("sys/devices/virtual/block/loop2/loop/backing_file", "/srv/vm.img\n");
+        put_stats("7:2", 0, 4 * 1024, 4 * 1024, 0);
+        CHECK(observe_sample_at(ctx, 1500000, &s) >= 0);
+        CHECK_STREQ(dev(&s, "7:2")->backing_mount, "/");
+        CHECK_STREQ(dev(&s, "254:0")->upper, "loop2");
+        sample_done(&s);
+        put_stats("7:2", 0, 0, 4 * 1024, 4 * 1024);
+        unlink_rel("sys/devices/virtual/block/loop2/loop/backing_file");
+
+        /* the loop's worker floods sdc: still no cap there (the stacked-device deadlock), one on loop0 */
+        for (int t = 2; t < 6; t++) {
+                put_stats("8:32", 8 * 1024, 100 * 1024, (uint64_t) t * 60 * 1024, (uint64_t) t * 50 * 1024);
+                put_stats("7:0", 8 * 1024, 100 * 1024, (uint64_t) t * 60 * 1024, (uint64_t) t * 50 * 1024);
+                CHECK(observe_sample_at(ctx, (uint64_t) t * 1000000, &s) >= 0);
+                s.support.devices_trusted = s.support.debugfs = s.support.wb_stats = true;
+                CHECK(policy_decide(&s, &c, &st, &d) >= 0);
+                i = dev_index(&s, "8:32");
+                CHECK(d.devices[i].active);
+                CHECK(!knob(&d, i, KNOB_MAX_BYTES)->wanted && !knob(&d, i, KNOB_MIN_BYTES)->wanted &&
+                      !knob(&d, i, KNOB_STRICT_LIMIT)->wanted);
+                CHECK(knob(&d, dev_index(&s, "7:0"), KNOB_MAX_BYTES)->wanted);
+                decision_done(&d);
+                sample_done(&s);
+        }
+        /* the admin's own [device] values for a lower device are still written */
+        CHECK(config_parse_text("test.conf", "[device \"sdc\"]\nmax_bytes = 20M\n", strlen("[device \"sdc\"]\nmax_bytes = 20M\n"),
+                                &c, stderr) >= 0);
+        CHECK(observe_sample_at(ctx, 7000000, &s) >= 0);
+        s.support.devices_trusted = true;
+        CHECK(policy_decide(&s, &c, &st, &d) >= 0);
+        CHECK(knob(&d, dev_index(&s, "8:32"), KNOB_MAX_BYTES)->from_config);
+        decision_done(&d);
+        sample_done(&s);
+        policy_state_done(&st);
+        observe_free(ctx);
+}
+
 /* ---- item 7: NFS pauses ---------------------------------------------------------------------------------- */
 
 typedef struct nfs_run {
@@ -354,6 +521,7 @@ int main(void) {
         test_cpu_noise("0-63", 64);
         test_guard_noise(counter_error_bytes(2, 4096), true);
         test_guard_noise(counter_error_bytes(64, 4096), false);
+        test_stacks();
         test_nfs_pause();
         clear_tree();
         (void) rmdir(root);
