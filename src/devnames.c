@@ -538,6 +538,60 @@ static void trim(char *s) {
         memmove(s, s + i, n - i + 1);
 }
 
+/* The whole disks a stacked device sits on: its slaves/ entries ("sda1", "dm-0"), each by its dev
+ * number to its disk ("sda"); an entry whose number does not read is taken by its name. */
+static void read_slaves(const char *root, unsigned major, unsigned minor, disk_facts *f) {
+        _cleanup_free_ char *dir_path = NULL;
+        _cleanup_closedir_ DIR *dir = NULL;
+        char rel[64];
+        struct dirent *de;
+        size_t n = 0;
+
+        snprintf(rel, sizeof(rel), "/sys/dev/block/%u:%u/slaves", major, minor);
+        dir_path = path_join_root(root, rel);
+        if (!dir_path)
+                return;
+        dir = opendir(dir_path);
+        if (!dir)
+                return;            /* not stacked (or an older kernel): no members */
+        while ((de = readdir(dir)) && n < BDI_LOWER_MAX) {
+                char attr[80], buf[64];
+                unsigned smajor, sminor;
+                blockdev_info info;
+                const char *disk = de->d_name;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(attr, sizeof(attr), "slaves/%.60s/dev", de->d_name);
+                if (read_block_attr(root, major, minor, attr, buf, sizeof(buf)) >= 0 &&
+                    sscanf(buf, "%u:%u", &smajor, &sminor) == 2 &&
+                    blockdev_lookup(root, smajor, sminor, &info) >= 0)
+                        disk = info.disk;
+                snprintf(f->lower[n++], sizeof(f->lower[0]), "%.63s", disk);
+        }
+}
+
+/* A loop device's backing file, without the " (deleted)" the kernel appends to a file gone. */
+static void read_backing_file(const char *root, unsigned major, unsigned minor, disk_facts *f) {
+        static const char deleted[] = " (deleted)";
+        size_t n;
+
+        if (read_block_attr(root, major, minor, "loop/backing_file", f->backing_file, sizeof(f->backing_file)) < 0 ||
+            f->backing_file[0] != '/') {
+                f->backing_file[0] = '\0';
+                return;
+        }
+        n = strlen(f->backing_file);
+        if (n == sizeof(f->backing_file) - 1) {
+                log_debug("%s/sys/dev/block/%u:%u/loop/backing_file is longer than %zu bytes: its filesystem is not "
+                          "looked up", root, major, minor, sizeof(f->backing_file) - 2);
+                f->backing_file[0] = '\0';
+                return;
+        }
+        if (n > strlen(deleted) && strcmp(f->backing_file + n - strlen(deleted), deleted) == 0)
+                f->backing_file[n - strlen(deleted)] = '\0';
+}
+
 /* Traits and model of a disk from its sysfs dir (the one /sys/block/<disk> points to);
  * a partition's dir sits inside its disk's. */
 /* Read everything disk_facts holds for one device from sysfs. */
@@ -575,6 +629,12 @@ static void disk_facts_read(const char *root, unsigned major, unsigned minor, di
                 trim(f->alias);
         else
                 f->alias[0] = '\0';
+        /* a read-only device (a snap's squashfs loop, dm-verity) writes nothing back: no stack for writeback */
+        if (!info.is_partition &&
+            !(read_block_attr(root, major, minor, "ro", buf, sizeof(buf)) >= 0 && parse_u64(buf, &v) >= 0 && v > 0)) {
+                read_slaves(root, major, minor, f);
+                read_backing_file(root, major, minor, f);
+        }
 }
 
 static int cmp_facts(const void *a, const void *b) {
@@ -645,6 +705,29 @@ static void apply_facts(const disk_facts *f, bdi_device *d) {
         d->traits |= f->traits;
         strscpy(d->model, sizeof(d->model), f->model);
         strscpy(d->alias, sizeof(d->alias), f->alias);
+        memcpy(d->lower, f->lower, sizeof(d->lower));
+}
+
+/* The mount point of the filesystem holding path: the reachable mount with the longest mount point
+ * that is path or a directory above it; NULL if none. */
+static const mount_entry *mount_holding(const mount_table *t, const char *path) {
+        const mount_entry *best = NULL;
+        size_t best_len = 0;
+
+        for (size_t i = 0; i < t->n_entries; i++) {
+                const char *mp = t->entries[i].mount_point;
+                size_t len = mp ? strlen(mp) : 0;
+
+                if (len == 0 || strncmp(path, mp, len) != 0)
+                        continue;
+                if (!(len == 1 || path[len] == '/' || path[len] == '\0'))
+                        continue;
+                if (!best || len >= best_len) {   /* the later of two at one place is on top */
+                        best = &t->entries[i];
+                        best_len = len;
+                }
+        }
+        return best;
 }
 
 /* btrfs BDIs are "btrfs-N": find the fs whose <uuid>/bdi links to it; fill its devices' names. */
@@ -748,7 +831,8 @@ int devnames_describe(const char *root, const mount_table *mounts, disk_cache *c
         disk_facts buf_facts;
         int r = 0;
 
-        d->name[0] = d->alias[0] = d->fstype[0] = d->model[0] = '\0';
+        d->name[0] = d->alias[0] = d->fstype[0] = d->model[0] = d->backing_mount[0] = d->upper[0] = '\0';
+        memset(d->lower, 0, sizeof(d->lower));
         d->traits = 0;
         for (size_t i = 0; i < d->n_mounts; i++)
                 free(d->mounts[i]);
@@ -758,6 +842,17 @@ int devnames_describe(const char *root, const mount_table *mounts, disk_cache *c
 
         if (!starts_with(d->bdi, "btrfs-") && d->has_devnum)
                 f = disk_facts_get(root, cache, d->major, d->minor, &buf_facts);
+        /* a loop device exists detached: one that holds data now was just attached, and its backing file
+         * (which makes a stack) must not wait for the cache's next read */
+        if (f && f->lookup_r >= 0 && !f->backing_file[0] && starts_with(f->name, "loop") &&
+            (d->dirty_bytes || d->writeback_bytes)) {
+                disk_facts *fresh = (disk_facts *) f;
+                uint64_t read_usec = fresh->read_usec;
+
+                disk_facts_read(root, d->major, d->minor, fresh);
+                fresh->read_usec = read_usec;
+                fresh->seen = true;
+        }
 
         if (starts_with(d->bdi, "btrfs-"))
                 r = describe_btrfs(root, mounts, cache, d);
@@ -768,6 +863,12 @@ int devnames_describe(const char *root, const mount_table *mounts, disk_cache *c
                      i < mounts->n_by_disk && streq_ptr(mounts->by_disk[i]->disk, f->disk) && r >= 0; i++)
                         r = add_mount(d, mounts->by_disk[i]);
                 apply_facts(f, d);
+                if (f->backing_file[0]) {
+                        const mount_entry *e = mount_holding(mounts, f->backing_file);
+
+                        if (e && strlen(e->mount_point) < sizeof(d->backing_mount))
+                                strscpy(d->backing_mount, sizeof(d->backing_mount), e->mount_point);
+                }
         } else if (d->has_devnum) {
                 /* No block device: nfs, fuse and other anonymous devices, matched by st_dev. */
                 const mount_entry *first = NULL;
@@ -798,4 +899,66 @@ int devnames_describe(const char *root, const mount_table *mounts, disk_cache *c
         if (!d->name[0])
                 strscpy(d->name, sizeof(d->name), d->bdi);
         return 0;
+}
+
+/* The traits a device passes to one stacked on it. */
+#define STACK_TRAITS (BDI_TRAIT_ROTATIONAL | BDI_TRAIT_REMOVABLE | BDI_TRAIT_USB | BDI_TRAIT_NFS | BDI_TRAIT_FUSE)
+
+/* The device of the sample called name, or, with mount, the one that has a mount at name; NULL if none. */
+static bdi_device *stack_find(bdi_device *devices, size_t n_devices, const char *name, bool mount) {
+        for (size_t i = 0; i < n_devices; i++) {
+                if (!mount && strcmp(devices[i].name, name) == 0)
+                        return &devices[i];
+                for (size_t j = 0; mount && j < devices[i].n_mounts; j++)
+                        if (strcmp(devices[i].mounts[j], name) == 0)
+                                return &devices[i];
+        }
+        return NULL;
+}
+
+void devnames_stack(bdi_device *devices, size_t n_devices) {
+        typedef struct { bdi_device *upper, *lower; } edge;
+        _cleanup_free_ edge *edges = NULL;
+        size_t n_edges = 0, allocated = 0;
+
+        for (size_t i = 0; i < n_devices; i++) {
+                bdi_device *u = &devices[i];
+
+                for (size_t k = 0; k <= BDI_LOWER_MAX; k++) {
+                        bool mount = k == BDI_LOWER_MAX;
+                        const char *key = mount ? u->backing_mount : u->lower[k];
+                        bdi_device *l;
+
+                        if (!key[0])
+                                continue;
+                        l = stack_find(devices, n_devices, key, mount);
+                        if (!l || l == u)
+                                continue;
+                        if (n_edges == allocated) {
+                                size_t grow = MAX(allocated * 2, 16);
+                                edge *v = reallocarray(edges, grow, sizeof(*v));
+
+                                if (!v)
+                                        return;    /* no memory: no stacks this tick (the next tries again) */
+                                edges = v;
+                                allocated = grow;
+                        }
+                        edges[n_edges++] = (edge) { u, l };
+                        if (!l->upper[0])
+                                strscpy(l->upper, sizeof(l->upper), u->name);
+                }
+        }
+        /* dm-1 over dm-0 over a USB stick: each round passes the traits one level up */
+        for (unsigned round = 0; round < STACK_DEPTH_MAX; round++) {
+                bool changed = false;
+
+                for (size_t i = 0; i < n_edges; i++) {
+                        unsigned t = edges[i].upper->traits | (edges[i].lower->traits & STACK_TRAITS);
+
+                        changed |= t != edges[i].upper->traits;
+                        edges[i].upper->traits = t;
+                }
+                if (!changed)
+                        break;
+        }
 }

@@ -47,6 +47,8 @@ typedef struct disk_facts {
         unsigned traits;               /* BDI_TRAIT_ROTATIONAL, _REMOVABLE, _USB */
         char model[64];
         char alias[64];                /* dm/name: "vg0-root" */
+        char lower[BDI_LOWER_MAX][64]; /* whole disks of its slaves/ entries ("sda" for sda1), "" after the last */
+        char backing_file[256];        /* a loop device's loop/backing_file, "" if none (or too long) */
 } disk_facts;
 
 #define DISK_FACTS_MAX_AGE_USEC (30ULL * 1000000ULL)
@@ -69,6 +71,11 @@ void disk_cache_done(disk_cache *c);
 int mount_table_read(const char *root, disk_cache *cache, mount_table *ret);
 void mount_table_done(mount_table *t);
 
-/* Fill name, fstype, mounts, model and traits of d (whose bdi and devnum are set); block device facts
- * come through cache. */
+/* Fill name, fstype, mounts, model and traits of d (whose bdi and devnum are set), and the devices it is
+ * stacked on (lower, backing_mount); block device facts come through cache. */
 int devnames_describe(const char *root, const mount_table *mounts, disk_cache *cache, bdi_device *d);
+
+/* Across one sample's devices: each device's lower devices (slaves/ disks, a loop's backing filesystem)
+ * get its name in upper, and it gets their traits, through STACK_DEPTH_MAX levels of stacking. */
+#define STACK_DEPTH_MAX 4
+void devnames_stack(bdi_device *devices, size_t n_devices);

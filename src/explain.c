@@ -233,6 +233,11 @@ int explain_device_text(FILE *f, const sample *s, const decision *d, const bdi_d
                 format_bytes(bw, sizeof bw, dd->bw_bytes_per_s),
                 ctl_bw_source_text(speed_source_to_string(dd->bw_source), true, dd->remembered_age_s, source, sizeof source),
                 dd->active ? "active (it holds or moves data)" : "idle");
+        if (dd->left_alone[0]) {
+                _cleanup_free_ char *why = escape_text_alloc(dd->left_alone);
+
+                fprintf(f, "  Its own knobs are left alone: %s.\n", why);
+        }
         for (knob_id k = KNOB_DEVICE_FIRST; k < _KNOB_MAX; k++) {
                 knob_view v = device_view(dev, s->global.dirty_thresh_bytes, dd, a, k);
                 explain_knob(f, &v);

@@ -167,6 +167,12 @@ static void forget_hold(guard_state *st, const char *bdi) {
                 *h = (guard_hold) {};
 }
 
+/* How far above a strict cap a backlog may be and still be the kernel's batching: GUARD_STRICT_SLACK_BYTES,
+ * or on a big machine the error of its two per-CPU counters (dirty and writeback) if that is more. */
+static uint64_t strict_slack(const bdi_device *dev) {
+        return MAX(GUARD_STRICT_SLACK_BYTES, 2 * dev->counter_error_bytes);
+}
+
 /* What a strict device drains in a second: the policy's estimate of its speed. */
 static uint64_t strict_drain_per_s(const bdi_device *dev, const device_decision *dd) {
         (void) dev;  /* its per-tick rate comes in bursts (0, then 10x): the policy's estimate averages them */
@@ -188,7 +194,7 @@ static void guard_strict(const bdi_device *dev, double dt_s, device_decision *dd
 
         step_bytes = (uint64_t) ((double) drain_per_s * dt_s * GUARD_STRICT_FALL_PERCENT / 100.0);
         block_bytes = mul_div(drain_per_s, GUARD_STRICT_BLOCK_MS, 1000);
-        if (kmax->value + MAX(step_bytes, GUARD_STRICT_SLACK_BYTES) >= dev->backlog_bytes) {
+        if (kmax->value + MAX(step_bytes, strict_slack(dev)) >= dev->backlog_bytes) {
                 forget_hold(st, dev->bdi);
                 return;
         }
@@ -222,7 +228,7 @@ static void guard_strict_fit(const bdi_device *dev, device_decision *dd, guard_s
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
         uint64_t block_bytes = MAX(mul_div(strict_drain_per_s(dev, dd), GUARD_STRICT_BLOCK_MS, 1000),
-                                   GUARD_STRICT_SLACK_BYTES);
+                                   strict_slack(dev));
         char a[16], b[16], c[16];
 
         if (!kmax->held || !find_hold(st, dev->bdi, false))

@@ -12,6 +12,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include "ctl-format.h"
 #include "devnames.h"
 #include "log.h"
 #include "observe.h"
@@ -58,6 +59,7 @@ struct observe_ctx {
         bool mount_tried;
         bool fallback_logged;
         uint64_t page_size;
+        unsigned possible_cpus;         /* nr_cpu_ids, read on the first sample (0: not yet) */
 
         uint64_t tick;                  /* samples taken */
         bool have_prev;
@@ -350,6 +352,46 @@ static int read_meminfo(observe_ctx *ctx, global_state *g) {
         return 0;
 }
 
+uint64_t counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size) {
+        unsigned log2 = 0;
+
+        nr_cpu_ids = MAX(nr_cpu_ids, 1u);
+        while ((1u << (log2 + 1)) <= nr_cpu_ids)
+                log2++;
+        return (uint64_t) nr_cpu_ids * 8 * (1 + log2) * page_size;
+}
+
+uint64_t bdi_device_noise_floor(const bdi_device *d) {
+        return MAX(1024ULL * 1024ULL, d->counter_error_bytes);
+}
+
+/* nr_cpu_ids from <root>/sys/devices/system/cpu/possible ("0-63"), once: it does not change while the
+ * system runs. Unreadable: the CPUs configured (live) or one (a fake tree), and said so. */
+static unsigned read_possible_cpus(observe_ctx *ctx) {
+        _cleanup_free_ char *path = NULL;
+        char buf[256];
+        unsigned n = 0;
+        int r;
+
+        if (ctx->possible_cpus)
+                return ctx->possible_cpus;
+        path = root_path(ctx, "/sys/devices/system/cpu/possible");
+        if (!path)
+                return 1;  /* not remembered: tried again next tick */
+        r = read_one_line(path, buf, sizeof(buf));
+        if (r >= 0)
+                r = ctl_parse_possible_cpus(buf, &n);
+        if (r < 0) {
+                long conf = ctx->live ? sysconf(_SC_NPROCESSORS_CONF) : 1;
+
+                n = conf > 0 ? (unsigned) conf : 1;
+                log_warning_errno(r, "Cannot read %s: %m; taking %u CPU(s) for the per-CPU error of the "
+                                  "per-device counters.", path, n);
+        }
+        ctx->possible_cpus = n;
+        return n;
+}
+
 static int read_vm_knob(observe_ctx *ctx, const char *name, int *error, uint64_t *ret) {
         _cleanup_free_ char *path = NULL;
         int r;
@@ -575,6 +617,7 @@ static void read_device_stats(observe_ctx *ctx, bool debugfs, bdi_device *d, int
                 r = results[DEVICE_STATS] = read_debugfs_stats(ctx, d);
                 if (r >= 0) {
                         d->source = STATS_SOURCE_DEBUGFS;
+                        d->counter_error_bytes = counter_error_bytes(read_possible_cpus(ctx), ctx->page_size);
                         results[DEVICE_WB_STATS] = read_debugfs_wb_stats(ctx, d);
                         return;
                 }
@@ -893,6 +936,8 @@ static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, b
                         break;
                 s->n_devices++;
         }
+        if (r >= 0)
+                devnames_stack(s->devices, s->n_devices);
 finish:
         disk_cache_end(&ctx->disks);
         mount_table_done(&mounts);
@@ -951,6 +996,8 @@ int observe_sample_at(observe_ctx *ctx, uint64_t time_usec, sample *ret) {
         r = read_vm_knobs(ctx, &s.global.knobs);
         if (r < 0)
                 return r;
+        s.global.possible_cpus = read_possible_cpus(ctx);
+        s.global.counter_error_bytes = counter_error_bytes(s.global.possible_cpus, ctx->page_size);
 
         elapsed_usec = ctx->have_prev && time_usec > ctx->prev_time_usec ? time_usec - ctx->prev_time_usec : 0;
         vm_knobs_changed = !ctx->have_prev || !vm_knobs_equal(&ctx->prev_vm_knobs, &s.global.knobs);
@@ -1027,7 +1074,8 @@ int sample_copy(sample *dst, const sample *src) {
 }
 
 bool bdi_device_active(const bdi_device *d) {
-        return d->backlog_bytes > 0 || d->dirty_rate_bytes_per_s > 0 || d->write_bw_bytes_per_s > 0;
+        /* dirty + writeback: two counters, each off by up to counter_error_bytes */
+        return d->backlog_bytes > 2 * d->counter_error_bytes || d->dirty_rate_bytes_per_s > 0 || d->write_bw_bytes_per_s > 0;
 }
 
 uint64_t bdi_device_best_bw(const bdi_device *d) {

@@ -50,7 +50,14 @@ typedef struct global_state {
         uint64_t dirty_rate_bytes_per_s;
         uint64_t write_rate_bytes_per_s;
         vm_knobs knobs;
+        /* <root>/sys/devices/system/cpu/possible: the kernel's nr_cpu_ids (read once) */
+        unsigned possible_cpus;
+        /* how far one per-CPU debugfs counter may be off: wb_stat_error(), nr_cpu_ids x WB_STAT_BATCH pages */
+        uint64_t counter_error_bytes;
 } global_state;
+
+/* Devices a stacked device (dm, md, loop) names as its members. */
+#define BDI_LOWER_MAX 4
 
 typedef struct bdi_device {
         char bdi[64];           /* sysfs name under /sys/class/bdi: "7:3", "btrfs-1", "0:52" */
@@ -62,7 +69,12 @@ typedef struct bdi_device {
         char **mounts;          /* NULL-terminated mount points, may be empty */
         size_t n_mounts;
         char model[64];         /* /sys/block/<dev>/device/model, "" if none */
-        unsigned traits;        /* BDI_TRAIT_* */
+        unsigned traits;        /* BDI_TRAIT_*, with those of the devices it is stacked on */
+        /* stacks: LUKS/LVM/md over disks (sysfs slaves/), a loop device over a file */
+        char lower[BDI_LOWER_MAX][64]; /* the whole disks it sits on, from slaves/ ("sda"), "" after the last */
+        char backing_mount[128];/* a loop device: the mount point of its backing file's filesystem, "" if none */
+        char upper[64];         /* a device stacked on this one ("dm-0", "loop3"), "" if none: its writeback
+                                 * is that device's, and a cap here would throttle the upper's own worker */
         bdi_knobs knobs;        /* see observe_knobs_changed() */
         uint64_t knobs_read_usec; /* when the knob files were read (a few ticks ago at most); min_bytes and
                                    * max_bytes are read again as soon as a vm knob changes */
@@ -76,6 +88,8 @@ typedef struct bdi_device {
         uint64_t written_total_bytes;    /* BdiWritten (or sectors written x 512), cumulative */
         uint64_t kernel_bw_bytes_per_s;  /* BdiWriteBandwidth, 0 while idle */
         uint64_t wb_bw_bytes_per_s;      /* WbWriteBandwidth of the root wb, kept while idle */
+        uint64_t counter_error_bytes;    /* how far each debugfs figure may be off (the sample's per-CPU
+                                          * error); 0 for block stat counts, which are exact */
         /* derived from the previous sample of the same BDI (0 on the first) */
         uint64_t write_bw_bytes_per_s;   /* own estimate from written_total deltas */
         uint64_t dirty_rate_bytes_per_s; /* from dirtied_total deltas */
@@ -139,10 +153,16 @@ int sample_copy(sample *dst, const sample *src);
 /* Look a device up by bdi name, block device name, mount point or "MAJ:MIN"; NULL if none. */
 const bdi_device *sample_find_device(const sample *s, const char *key);
 
-/* The device holds dirty or writeback data, or dirtied or wrote some since the last sample. */
+/* The device holds more dirty and writeback data than its counters' error, or dirtied or wrote some
+ * since the last sample. */
 bool bdi_device_active(const bdi_device *d);
 /* The largest of its bandwidth figures (WbWriteBandwidth, BdiWriteBandwidth, our own rate); 0 if none. */
 uint64_t bdi_device_best_bw(const bdi_device *d);
+/* wb_stat_error() in bytes (include/linux/backing-dev.h): nr_cpu_ids x 8 x (1 + ilog2(nr_cpu_ids)) pages,
+ * how far a per-CPU counter read unsummed may be from the truth. */
+uint64_t counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size);
+/* The least a per-device counter must show to count as that much, not the counters' error: max(1 MiB, error). */
+uint64_t bdi_device_noise_floor(const bdi_device *d);
 
 const char *stats_source_to_string(stats_source s);
 /* "rotational,usb" into buf; "" if none. */

@@ -8,7 +8,8 @@
 
 #define MB (1024ULL * 1024ULL)
 #define BW_FLOOR_BYTES_PER_S (1 * MB)       /* an idle or unknown device is never assumed slower */
-#define BW_QUEUED_BYTES (1 * MB)            /* dirty data waiting behind writeback: saturated */
+#define BW_QUEUED_BYTES (1 * MB)            /* dirty data waiting behind writeback: saturated (or the
+                                             * counters' per-CPU error, if more: bdi_device_noise_floor()) */
 #define BW_DECAY_USEC 3000000ULL            /* bandwidth averages over about 3 s of saturated time */
 #define BW_TRUST_USEC 1000000ULL            /* ... and is trusted after 1 s of it */
 #define STRICT_SHARE_DIVISOR 2              /* strict_limit when the cap is <= half the limit */
@@ -118,7 +119,9 @@ static int state_sync(policy_state *st, const sample *s) {
  * it. Otherwise what it wrote is the application's pace, not the device's. (Pages waiting for an NFS
  * COMMIT count as writeback: without dirty data queued behind them they do not mean a busy device.) */
 static bool device_saturated(const bdi_device *d) {
-        return d->writeback_bytes >= BW_QUEUED_BYTES && d->dirty_bytes >= BW_QUEUED_BYTES;
+        uint64_t queued = MAX(BW_QUEUED_BYTES, bdi_device_noise_floor(d));
+
+        return d->writeback_bytes >= queued && d->dirty_bytes >= queued;
 }
 
 /* Add a tick to a bytes/time pair decayed over decay_usec; true once it holds BW_TRUST_USEC of time. */
@@ -163,10 +166,13 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         uint64_t dt_usec = now_usec - ds->last_time_usec, written;
         bool have_prev = ds->last_time_usec > 0 && now_usec > ds->last_time_usec &&
                          d->written_total_bytes >= ds->last_written_total;
-        bool saturated = device_saturated(d);
-        uint64_t bw = 0;
+        bool saturated = device_saturated(d), pausing;
+        uint64_t bw = 0, noise = MAX(BW_QUEUED_BYTES, bdi_device_noise_floor(d));
 
         written = have_prev ? d->written_total_bytes - ds->last_written_total : 0;
+        /* a network file system that completes nothing for a tick is waiting on its server (a hiccup, a
+         * COMMIT), not slower: the tick counts for none of its rates, and neither starts nor ends a slowdown */
+        pausing = have_prev && written == 0 && (d->traits & BDI_TRAIT_NFS);
         ds->last_time_usec = now_usec;
         ds->last_written_total = d->written_total_bytes;
         ds->active_ticks = bdi_device_active(d) ? ds->active_ticks + 1 : 0;
@@ -175,7 +181,7 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         ds->filling = have_prev && d->dirty_rate_bytes_per_s >= FILL_RATE_BYTES_PER_S;
         /* a megabyte in one tick: not the per-CPU counters settling after a writer that stopped before
          * the daemon started (they show a few pages dirtied then) */
-        if (have_prev && mul_div(d->dirty_rate_bytes_per_s, dt_usec, 1000000) >= BW_QUEUED_BYTES)
+        if (have_prev && mul_div(d->dirty_rate_bytes_per_s, dt_usec, 1000000) >= noise)
                 ds->dirtied_seen = true;
         if (ds->filling)
                 ds->filled_usec = now_usec;
@@ -183,7 +189,7 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
          * cap stays until a second after it last filled (slowdown-b: B's 16M cap written and given back
          * every 100 ms, 145 writes in a run). Not longer: a writer paced below FILL_RATE is no longer
          * filling the pool, and a cap kept through its pace would meet its next burst (paced-burst-b). */
-        ds->quiet = !ds->filling && d->backlog_bytes < BW_QUEUED_BYTES &&
+        ds->quiet = !ds->filling && d->backlog_bytes < MAX(noise, 2 * d->counter_error_bytes) &&
                     !(ds->presumed && now_usec < ds->filled_usec + PRESUMED_QUIET_USEC);
 
         if (!ds->measured && d->remembered_bw_bytes_per_s) {
@@ -196,7 +202,7 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
                 ds->saturated_usec = now_usec;
         else if (ds->slowed_usec && now_usec > ds->saturated_usec + BW_SLOWED_FORGET_USEC && !bdi_device_active(d))
                 ds->slowed_usec = 0;
-        if (have_prev && saturated && ds->was_saturated) {
+        if (!pausing && have_prev && saturated && ds->was_saturated) {
                 ds->saturated_now_usec += dt_usec;
                 if (rate_add(&ds->saturated, written, dt_usec))
                         ds->measured = true;
@@ -217,10 +223,10 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
                         }
                 } else
                         ds->slow_since_usec = 0;
-        } else
+        } else if (!pausing)
                 ds->slow_since_usec = 0;
         ds->was_saturated = saturated;
-        if (have_prev && (written > 0 || d->backlog_bytes > 0) && rate_add(&ds->active, written, dt_usec))
+        if (have_prev && !pausing && (written > 0 || d->backlog_bytes > 0) && rate_add(&ds->active, written, dt_usec))
                 ds->shown_bytes_per_s = rate_get(&ds->active);
 
         if (ds->measured) {
@@ -390,6 +396,16 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
         char a[16], b[16], bound_why[144];
         bool strict, presumed, far_below;
 
+        /* the lower device of a stack (a LUKS/LVM member, the filesystem under a loop's backing file): what
+         * is dirty on it is the upper device's writeback, a cap or strict limit here throttles that device's
+         * own worker (a loop's: the stacked-device deadlock) and a minimum shrinks everyone else's share.
+         * Only the admin's [device] values are written. */
+        if (d->upper[0] && !(dc && (dc->max_bytes || dc->min_bytes || dc->strict_limit != TRISTATE_AUTO))) {
+                forget_cap(ds);
+                snprintf(dd->left_alone, sizeof dd->left_alone, "the lower device of %s: no cap, minimum or "
+                         "first bound of its own, its writer is %s's writeback", d->upper, d->upper);
+                return;
+        }
         if (dc && dc->min_bytes) {
                 want(kmin, MIN(dc->min_bytes, limit), "min_bytes from [device \"%s\"]", dc->match);
                 kmin->from_config = true;

@@ -38,6 +38,7 @@ typedef struct device_decision {
         bool capped;               /* the policy caps it strictly: its own limit holds it, not the global one */
         speed_source bw_source;    /* where bw_bytes_per_s comes from */
         uint64_t remembered_age_s; /* SPEED_REMEMBERED: how old the measurement is */
+        char left_alone[224];      /* why the policy leaves all its knobs alone (a stack's lower device), "" if not */
         knob_decision knobs[KNOB_DEVICE_COUNT];   /* index: knob - KNOB_DEVICE_FIRST */
 } device_decision;
 
