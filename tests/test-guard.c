@@ -77,32 +77,32 @@ typedef struct row {
 static void test_global_table(void) {
         static const row rows[] = {
                 /* nothing dirty, the limit changed long ago: the policy's value passes */
-                { "idle box", 4700 * M, 0, 0, false, false, 130 * M, 600, 130 * M, 130 * M },
+                { "idle box", 4700 * M, 0, 0, false, false, 130 * M, 600, 130 * M, 130 * M, 0, false },
                 /* the issue's case: 618M dirty on the root disk, the policy wants 130M */
-                { "618M dirty, wants 130M", 4700 * M, 618 * M, 0, false, false, 130 * M, 600, 618 * M + 1, 4700 * M },
+                { "618M dirty, wants 130M", 4700 * M, 618 * M, 0, false, false, 130 * M, 600, 618 * M + 1, 4700 * M, 0, false },
                 /* a start with 1.5G dirty on a slow device: freerun stays above it plus the margin */
-                { "1.5G stuck, start", 4700 * M, 1536 * M, 0, false, false, 64 * M, 600, (1536 * M - 60 * M + 64 * M) / 3 * 4, 4700 * M },
+                { "1.5G stuck, start", 4700 * M, 1536 * M, 0, false, false, 64 * M, 600, (1536 * M - 60 * M + 64 * M) / 3 * 4, 4700 * M, 0, false },
                 /* capped slow device with its 16M; fast device at its 2 s need: nothing to hold */
-                { "steady slow-first", 400 * M, 16 * M, 380 * M, true, true, 440 * M, 600, 440 * M, 440 * M },
+                { "steady slow-first", 400 * M, 16 * M, 380 * M, true, true, 440 * M, 600, 440 * M, 440 * M, 0, false },
                 /* the fast device's own backlog is the limit's business, not stuck: no runaway */
-                { "fast device at the setpoint", 400 * M, 0, 350 * M, false, true, 400 * M, 600, 400 * M, 400 * M },
+                { "fast device at the setpoint", 400 * M, 0, 350 * M, false, true, 400 * M, 600, 400 * M, 400 * M, 0, false },
                 /* dirty beyond what the kernel alone allowed: held no higher than the kernel's own */
-                { "more dirty than the ceiling", 500 * M, 900 * M, 0, false, false, 64 * M, 600, 500 * M, 500 * M },
+                { "more dirty than the ceiling", 500 * M, 900 * M, 0, false, false, 64 * M, 600, 500 * M, 500 * M, 0, false },
                 /* rising is never held */
-                { "rising", 400 * M, 100 * M, 0, false, false, 2 * G, 0, 2 * G, 2 * G },
+                { "rising", 400 * M, 100 * M, 0, false, false, 2 * G, 0, 2 * G, 2 * G, 0, false },
                 /* falling, a writer at memory speed, 1 s after a change: at most ~15 % of the gap */
                 { "falling 1 s after a change", 1000 * M, 0, 0, false, false, 100 * M, 1, 100 * M + 900 * M * 84 / 100,
-                  100 * M + 900 * M * 86 / 100, MEMORY_SPEED },
+                  100 * M + 900 * M * 86 / 100, MEMORY_SPEED, false },
                 /* ... 10 s after: ~80 % of the gap gone */
                 { "falling 10 s after a change", 1000 * M, 0, 0, false, false, 100 * M, 10, 100 * M + 900 * M * 19 / 100,
-                  100 * M + 900 * M * 22 / 100, MEMORY_SPEED },
+                  100 * M + 900 * M * 22 / 100, MEMORY_SPEED, false },
                 /* issue 21: nothing dirty, nobody writing, just after a change: freerun of the new limit is
                  * above all that is dirty, so it is written at once */
-                { "falling, nothing dirty", 1000 * M, 0, 0, false, false, 100 * M, 0, 100 * M, 100 * M },
+                { "falling, nothing dirty", 1000 * M, 0, 0, false, false, 100 * M, 0, 100 * M, 100 * M, 0, false },
                 /* ... and with 40M dirty, 10 MB/s dirtied: at once; with 200M, as far down as keeps freerun above that */
-                { "falling, 40M dirty", 1000 * M, 40 * M, 0, false, false, 100 * M, 0, 100 * M, 100 * M, 10 * M },
+                { "falling, 40M dirty", 1000 * M, 40 * M, 0, false, false, 100 * M, 0, 100 * M, 100 * M, 10 * M, false },
                 { "falling, 200M dirty", 1000 * M, 200 * M, 0, false, false, 100 * M, 0, (200 + 10) * M / 3 * 4,
-                  (200 + 10) * M / 3 * 4 + M, 10 * M },
+                  (200 + 10) * M / 3 * 4 + M, 10 * M, false },
                 /* an admin's pin of 1M on an idle box: not raised for room, in force at once */
                 { "pinned 1M, idle box", 4700 * M, 0, 0, false, false, 1 * M, 0, 1 * M, 1 * M, 0, true },
                 /* ... with 3M dirty: down to where freerun clears it, at once */
