@@ -236,7 +236,7 @@ static void guard_strict_fit(const bdi_device *dev, device_decision *dd, guard_s
                 hold(kstrict, 0, "not strict while it drains: it holds %s, and the minimum %s that would keep a "
                      "strict cap above that does not fit in %d %% of the limit (%s does)",
                      format_bytes(a, sizeof a, dev->backlog_bytes), format_bytes(b, sizeof b, kmax->value),
-                     GUARD_MIN_SUM_PERCENT, format_bytes(c, sizeof c, kmin->value));
+                     GUARD_HOLD_BUDGET_PERCENT, format_bytes(c, sizeof c, kmin->value));
         else
                 return;
         /* not strict, a minimum only reserves pool for it: back to what the policy wanted */
@@ -287,7 +287,7 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
                                                                    : 0.0;
         st->sample_usec = s->time_usec;
         /* the policy's minimums are ratios of the limit this tick lets through */
-        decision_fit_minimums(d, limit_bytes, MIN_SUM_PERCENT);
+        decision_fit_minimums(d, s, limit_bytes, MIN_BUDGET_PERCENT);
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++) {
                 device_decision *dd = &d->devices[i];
 
@@ -302,8 +302,8 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
                                 guard_device(&s->devices[i], s->global.dirty_thresh_bytes, dd, st);
                 }
         }
-        /* and a strict hold's minimum may take more of it */
-        decision_fit_minimums(d, limit_bytes, GUARD_MIN_SUM_PERCENT);
+        /* and a strict hold's minimum may take more of it, after all others (GUARD_HOLD_BUDGET_PERCENT) */
+        decision_fit_minimums(d, s, limit_bytes, GUARD_HOLD_BUDGET_PERCENT);
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++)
                 if (d->devices[i].managed && strcmp(d->devices[i].bdi, s->devices[i].bdi) == 0)
                         guard_strict_fit(&s->devices[i], &d->devices[i], st);

@@ -475,22 +475,22 @@ static void test_strict_caps(void) {
         CHECK(strstr(MAXB(&f, 1)->held_reason, "until it is down to 64M") != NULL);
         CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
 
-        printf("# a held minimum may take more than the policy's %d %% of the limit: 240M of 400M\n", MIN_SUM_PERCENT);
+        printf("# a held minimum may take more than the policy's %d %% of the limit: 240M of 400M\n", MIN_BUDGET_PERCENT);
         strict_fixture(&f, 400 * M, 240 * M, 16 * M);
         guard_apply(&f.s, &f.st, &f.d);
         CHECK_EQ_U64(MINB(&f, 1)->value, 240 * M);
         CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
 
         printf("# a minimum that fits in part, %d %% of 250M, stays strict: 240M is within a second's drain of it\n",
-               GUARD_MIN_SUM_PERCENT);
+               GUARD_HOLD_BUDGET_PERCENT);
         strict_fixture(&f, 250 * M, 240 * M, 16 * M);
         guard_apply(&f.s, &f.st, &f.d);
         CHECK_EQ_U64(MAXB(&f, 1)->value, 240 * M);
-        CHECK_EQ_U64(MINB(&f, 1)->value, 250 * M / 100 * GUARD_MIN_SUM_PERCENT);
+        CHECK_EQ_U64(MINB(&f, 1)->value, 250 * M / 100 * GUARD_HOLD_BUDGET_PERCENT);
         CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
 
         printf("# a minimum that does not fit in %d %% of the limit, not within a second's drain of the backlog: not "
-               "strict while it drains, minimum as wanted\n", GUARD_MIN_SUM_PERCENT);
+               "strict while it drains, minimum as wanted\n", GUARD_HOLD_BUDGET_PERCENT);
         strict_fixture(&f, 220 * M, 240 * M, 16 * M);
         guard_apply(&f.s, &f.st, &f.d);
         CHECK_EQ_U64(MAXB(&f, 1)->value, 240 * M);
