@@ -167,6 +167,23 @@ static void forget_hold(guard_state *st, const char *bdi) {
                 *h = (guard_hold) {};
 }
 
+/* Holds of devices that left the sample (unplugged, failed), are no longer managed, or were replaced
+ * under the same bdi (not seen before: a new device) end now: their slots are free, and nothing is
+ * inherited by a device that comes under that bdi later. */
+static void drop_gone_holds(const sample *s, const decision *d, guard_state *st) {
+        for (size_t h = 0; h < GUARD_DEVICES_MAX; h++) {
+                bool present = false;
+
+                if (!st->holds[h].bdi[0])
+                        continue;
+                for (size_t i = 0; i < d->n_devices && i < s->n_devices && !present; i++)
+                        present = strcmp(s->devices[i].bdi, st->holds[h].bdi) == 0 && s->devices[i].seen_before &&
+                                  d->devices[i].managed && strcmp(d->devices[i].bdi, s->devices[i].bdi) == 0;
+                if (!present)
+                        st->holds[h] = (guard_hold) {};
+        }
+}
+
 /* What a strict device drains in a second: the policy's estimate of its speed. */
 static uint64_t strict_drain_per_s(const bdi_device *dev, const device_decision *dd) {
         (void) dev;  /* its per-tick rate comes in bursts (0, then 10x): the policy's estimate averages them */
@@ -280,6 +297,7 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
                         d->devices[i].knobs[j].policy_value = d->devices[i].knobs[j].value;
 
         track_limit(s, st);
+        drop_gone_holds(s, d, st);
         guard_global(s, st, d);
         /* the limit this tick lets through: what the devices' minimums are ratios of */
         limit_bytes = d->global[KNOB_DIRTY_BYTES].wanted ? d->global[KNOB_DIRTY_BYTES].value : s->global.dirty_thresh_bytes;

@@ -49,7 +49,7 @@
 typedef struct guard_hold {
         char bdi[64];                    /* "" : a free slot */
         uint64_t cap_bytes;              /* the strict cap held last tick */
-} guard_hold;
+} guard_hold;    /* ends when the device leaves the sample, is excluded, or a new one comes under its bdi */
 
 typedef struct guard_state {
         uint64_t limit_bytes;            /* the kernel's dirty threshold at the last change we saw */
