@@ -36,6 +36,7 @@
 #define PRESUMED_QUIET_USEC 1000000ULL      /* a presumed cap outlives its device's last filling tick by a second */
 #define MIN_DIRTIED_BYTES (1 * MB)          /* a device gets a minimum only while someone added a megabyte ... */
 #define MIN_DIRTIED_USEC 3000000ULL         /* ... within the last 3 s (not the idle root disk's logger) */
+#define STALL_USEC 10000000ULL              /* pages under writeback and none completed for 10 s: gone or failing */
 
 static void want(knob_decision *k, uint64_t value, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static void want(knob_decision *k, uint64_t value, const char *format, ...) {
@@ -188,6 +189,12 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
                         ds->dirtied_window_bytes = 0;
                 }
         }
+        /* an unplugged or failing device: its writeback completes nothing while its writers loop in
+         * balance_dirty_pages() until the filesystem gives up; counted from the last sample it could have */
+        if (!have_prev || written > 0 || d->writeback_bytes == 0)
+                ds->stalled_since_usec = 0;
+        else if (!ds->stalled_since_usec)
+                ds->stalled_since_usec = now_usec - dt_usec;
         /* a megabyte in one tick: not the per-CPU counters settling after a writer that stopped before
          * the daemon started (they show a few pages dirtied then) */
         if (have_prev && mul_div(d->dirty_rate_bytes_per_s, dt_usec, 1000000) >= BW_QUEUED_BYTES)
@@ -561,6 +568,11 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
                 want(kmin, cap, "equal to its strict cap, so a writer that starts after idle gets the cap at once");
 }
 
+/* Its writeback has completed nothing for STALL_USEC while pages are under writeback. */
+static bool device_stalled(const policy_device_state *ds, uint64_t now_usec) {
+        return ds->stalled_since_usec && now_usec >= ds->stalled_since_usec + STALL_USEC;
+}
+
 /* Which share of the budget a device's minimum comes from (decision_fit_minimums()). */
 enum { MIN_GROUP_INNOCENT, MIN_GROUP_REST, MIN_GROUP_HELD, _MIN_GROUP_MAX };
 
@@ -706,9 +718,22 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
         decide_intervals(c, st, limit, out);
 
         /* pass 2: per-device caps against the limit we are heading for */
-        for (size_t i = 0; i < s->n_devices; i++)
-                if (out->devices[i].managed)
-                        decide_device(s, &s->devices[i], dcs[i], c, &st->devices[i], limit, &out->devices[i]);
+        for (size_t i = 0; i < s->n_devices; i++) {
+                knob_decision *kmin = &out->devices[i].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+                knob_decision *kmax = &out->devices[i].knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
+
+                if (!out->devices[i].managed)
+                        continue;
+                decide_device(s, &s->devices[i], dcs[i], c, &st->devices[i], limit, &out->devices[i]);
+                /* a device that writes nothing back keeps its cap (its writers wait, not everyone's) but no
+                 * reservation, the configured one included: it would shrink every other device's share */
+                if (device_stalled(&st->devices[i], s->time_usec)) {
+                        kmin->wanted = kmin->from_config = false;
+                        if (kmax->wanted)
+                                append_reason(kmax, "; no min_bytes: its writeback completed nothing for %" PRIu64 " s",
+                                              (s->time_usec - st->devices[i].stalled_since_usec) / 1000000);
+                }
+        }
         /* against the limit in force, not the one the policy heads for (the guard may hold it far above):
          * the guard fits them again to the limit it lets through */
         decision_fit_minimums(out, s, MAX(limit, s->global.dirty_thresh_bytes), MIN_BUDGET_PERCENT);

@@ -82,6 +82,7 @@ typedef struct policy_device_state {
         double dirtied_window_bytes;    /* dirtied since dirtied_window_usec, toward a megabyte */
         uint64_t dirtied_window_usec;   /* when that count started (0: not yet) */
         uint64_t dirtied_mb_usec;       /* when a megabyte was last added within MIN_DIRTIED_USEC (0: never) */
+        uint64_t stalled_since_usec;    /* since when it has pages under writeback and completes none (0: not) */
 } policy_device_state;
 
 typedef struct policy_state {
