@@ -97,11 +97,11 @@ static uint64_t kernel_thresh(const machine *m, size_t i, double share) {
 
 static void run(machine *m, const char *what) {
         guard_apply(&m->s, &m->st, &m->d);
-        printf("# %s: all minimums %" PRIu64 "M of %" PRIu64 "M\n", what, min_sum(m) / M,
-               m->s.global.dirty_thresh_bytes / M);
+        printf("# %s: all minimums %" PRIu64 "M of %" PRIu64 "M\n", what, (uint64_t) (min_sum(m) / M),
+               (uint64_t) (m->s.global.dirty_thresh_bytes / M));
         for (size_t i = 0; i < m->s.n_devices && i < 4; i++)
                 if (MINB(m, i)->wanted)
-                        printf("#   %s min %" PRIu64 "K: %s\n", m->dd[i].bdi, MINB(m, i)->value >> 10, MINB(m, i)->reason);
+                        printf("#   %s min %" PRIu64 "K: %s\n", m->dd[i].bdi, (uint64_t) (MINB(m, i)->value >> 10), MINB(m, i)->reason);
 }
 
 /* 1 managed device: a stick at its strict 25M cap, next to a disk the daemon is told not to manage that
