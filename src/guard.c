@@ -173,6 +173,23 @@ static uint64_t strict_slack(const bdi_device *dev) {
         return MAX(GUARD_STRICT_SLACK_BYTES, 2 * dev->counter_error_bytes);
 }
 
+/* Holds of devices that left the sample (unplugged, failed), are no longer managed, or were replaced
+ * under the same bdi (not seen before: a new device) end now: their slots are free, and nothing is
+ * inherited by a device that comes under that bdi later. */
+static void drop_gone_holds(const sample *s, const decision *d, guard_state *st) {
+        for (size_t h = 0; h < GUARD_DEVICES_MAX; h++) {
+                bool present = false;
+
+                if (!st->holds[h].bdi[0])
+                        continue;
+                for (size_t i = 0; i < d->n_devices && i < s->n_devices && !present; i++)
+                        present = strcmp(s->devices[i].bdi, st->holds[h].bdi) == 0 && s->devices[i].seen_before &&
+                                  d->devices[i].managed && strcmp(d->devices[i].bdi, s->devices[i].bdi) == 0;
+                if (!present)
+                        st->holds[h] = (guard_hold) {};
+        }
+}
+
 /* What a strict device drains in a second: the policy's estimate of its speed. */
 static uint64_t strict_drain_per_s(const bdi_device *dev, const device_decision *dd) {
         (void) dev;  /* its per-tick rate comes in bursts (0, then 10x): the policy's estimate averages them */
@@ -242,7 +259,7 @@ static void guard_strict_fit(const bdi_device *dev, device_decision *dd, guard_s
                 hold(kstrict, 0, "not strict while it drains: it holds %s, and the minimum %s that would keep a "
                      "strict cap above that does not fit in %d %% of the limit (%s does)",
                      format_bytes(a, sizeof a, dev->backlog_bytes), format_bytes(b, sizeof b, kmax->value),
-                     GUARD_MIN_SUM_PERCENT, format_bytes(c, sizeof c, kmin->value));
+                     GUARD_HOLD_BUDGET_PERCENT, format_bytes(c, sizeof c, kmin->value));
         else
                 return;
         /* not strict, a minimum only reserves pool for it: back to what the policy wanted */
@@ -286,6 +303,7 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
                         d->devices[i].knobs[j].policy_value = d->devices[i].knobs[j].value;
 
         track_limit(s, st);
+        drop_gone_holds(s, d, st);
         guard_global(s, st, d);
         /* the limit this tick lets through: what the devices' minimums are ratios of */
         limit_bytes = d->global[KNOB_DIRTY_BYTES].wanted ? d->global[KNOB_DIRTY_BYTES].value : s->global.dirty_thresh_bytes;
@@ -293,7 +311,7 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
                                                                    : 0.0;
         st->sample_usec = s->time_usec;
         /* the policy's minimums are ratios of the limit this tick lets through */
-        decision_fit_minimums(d, limit_bytes, MIN_SUM_PERCENT);
+        decision_fit_minimums(d, s, limit_bytes, MIN_BUDGET_PERCENT);
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++) {
                 device_decision *dd = &d->devices[i];
 
@@ -308,8 +326,8 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
                                 guard_device(&s->devices[i], s->global.dirty_thresh_bytes, dd, st);
                 }
         }
-        /* and a strict hold's minimum may take more of it */
-        decision_fit_minimums(d, limit_bytes, GUARD_MIN_SUM_PERCENT);
+        /* and a strict hold's minimum may take more of it, after all others (GUARD_HOLD_BUDGET_PERCENT) */
+        decision_fit_minimums(d, s, limit_bytes, GUARD_HOLD_BUDGET_PERCENT);
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++)
                 if (d->devices[i].managed && strcmp(d->devices[i].bdi, s->devices[i].bdi) == 0)
                         guard_strict_fit(&s->devices[i], &d->devices[i], st);

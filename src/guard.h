@@ -31,9 +31,14 @@
 #define GUARD_STRICT_SLACK_BYTES (4ULL << 20)
 /* The drain assumed for a device of no known speed (the policy's own floor). */
 #define GUARD_DRAIN_FLOOR_BYTES_PER_S (1ULL << 20)
-/* All min_bytes together within this much of the limit the guard lets through: a strict hold's
- * minimum may take more than the policy's share (MIN_SUM_PERCENT); the kernel refuses 100 %. */
-#define GUARD_MIN_SUM_PERCENT 90
+/* The guard's strict holds have their minimums within this much of the limit it lets through, after all
+ * other minimums (the innocents' first, all those within MIN_BUDGET_PERCENT): a hold's minimum covers pages
+ * already in the pool. __wb_calc_thresh() (mm/page-writeback.c) scales every other wb's share by 1 - the
+ * sum of min ratios, but those pages take that room from the global limit anyway, and the guard keeps the
+ * freerun point above them (GUARD_MARGIN_BYTES), so the others below it are not throttled at all. Without
+ * it the held device's threshold, min(max, min + share), falls below its backlog and its writers stop
+ * (pos_ratio 0) instead of coming down paced (issue 21). The kernel refuses a sum of 100 %. */
+#define GUARD_HOLD_BUDGET_PERCENT 90
 /* Strict holds the guard remembers at once (each may rise when it begins, never after). */
 #define GUARD_DEVICES_MAX 64
 
@@ -44,7 +49,7 @@
 typedef struct guard_hold {
         char bdi[64];                    /* "" : a free slot */
         uint64_t cap_bytes;              /* the strict cap held last tick */
-} guard_hold;
+} guard_hold;    /* ends when the device leaves the sample, is excluded, or a new one comes under its bdi */
 
 typedef struct guard_state {
         uint64_t limit_bytes;            /* the kernel's dirty threshold at the last change we saw */
@@ -69,9 +74,9 @@ typedef struct guard_state {
  * - a strict device's max_bytes and min_bytes are held under its backlog by GUARD_STRICT_FALL_PERCENT
  *   of what it drains in the time since the last sample, falling so every tick, never more than
  *   GUARD_STRICT_BLOCK_MS of its drain below the backlog; such a hold may rise above the cap in place
- *   when it begins, never after, so it cannot ratchet up. Where all minimums would
- *   not fit within GUARD_MIN_SUM_PERCENT of the limit, the device is left not strict while it drains (as the kernel
- *   alone would pace it) instead of being stopped;
+ *   when it begins, never after, so it cannot ratchet up. Where its minimum would not fit within
+ *   GUARD_HOLD_BUDGET_PERCENT of the limit after all other minimums, the device is left not strict
+ *   while it drains (as the kernel alone would pace it) instead of being stopped;
  * - any other device's max_bytes does not fall below its backlog plus GUARD_CAP_HEADROOM_PERCENT
  *   (the guard never raises a cap already in place above the policy's value).
  * Each device's need_bytes is the room the policy sized it for. Fills policy_value/held/held_reason. */

@@ -35,6 +35,9 @@
 #define BW_EARLY_USEC 500000ULL             /* half a second saturated tells a fast device from a presumed slow one ... */
 #define PRESUMED_RELEASE_DIVISOR 2          /* ... once its speed x target reaches half of its presumed cap */
 #define PRESUMED_QUIET_USEC 1000000ULL      /* a presumed cap outlives its device's last filling tick by a second */
+#define MIN_DIRTIED_BYTES (1 * MB)          /* a device gets a minimum only while someone added a megabyte ... */
+#define MIN_DIRTIED_USEC 3000000ULL         /* ... within the last 3 s (not the idle root disk's logger) */
+#define STALL_USEC 10000000ULL              /* pages under writeback and none completed for 10 s: gone or failing */
 
 static void want(knob_decision *k, uint64_t value, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static void want(knob_decision *k, uint64_t value, const char *format, ...) {
@@ -179,6 +182,25 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         if (written > 0)
                 ds->wrote_usec = now_usec;
         ds->filling = have_prev && d->dirty_rate_bytes_per_s >= FILL_RATE_BYTES_PER_S;
+        /* a megabyte added within MIN_DIRTIED_USEC, counted from the previous sample on */
+        if (have_prev) {
+                if (!ds->dirtied_window_usec || now_usec > ds->dirtied_window_usec + MIN_DIRTIED_USEC) {
+                        ds->dirtied_window_usec = now_usec - dt_usec;
+                        ds->dirtied_window_bytes = 0;
+                }
+                ds->dirtied_window_bytes += (double) d->dirty_rate_bytes_per_s * (double) dt_usec / 1e6;
+                if (ds->dirtied_window_bytes >= (double) MIN_DIRTIED_BYTES) {
+                        ds->dirtied_mb_usec = now_usec;
+                        ds->dirtied_window_usec = now_usec;
+                        ds->dirtied_window_bytes = 0;
+                }
+        }
+        /* an unplugged or failing device: its writeback completes nothing while its writers loop in
+         * balance_dirty_pages() until the filesystem gives up; counted from the last sample it could have */
+        if (!have_prev || written > 0 || d->writeback_bytes == 0)
+                ds->stalled_since_usec = 0;
+        else if (!ds->stalled_since_usec)
+                ds->stalled_since_usec = now_usec - dt_usec;
         /* a megabyte in one tick: not the per-CPU counters settling after a writer that stopped before
          * the daemon started (they show a few pages dirtied then) */
         if (have_prev && mul_div(d->dirty_rate_bytes_per_s, dt_usec, 1000000) >= noise)
@@ -555,29 +577,109 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
          * pool follows its own completions, and a reservation would shrink everyone else's */
         far_below = ds->measured && d->dirty_rate_bytes_per_s < ds->bw_bytes_per_s / FAR_BELOW_DIVISOR &&
                     d->backlog_bytes < cap / 2;
-        if (strict && !kmin->wanted && !far_below)
+        /* nor for one nobody added a megabyte to for MIN_DIRTIED_USEC: a backlog of the logger's pages is no
+         * writer (run.sh gave the idle root disk min_ratio 50 %) */
+        if (strict && !kmin->wanted && !far_below && ds->dirtied_mb_usec &&
+            s->time_usec < ds->dirtied_mb_usec + MIN_DIRTIED_USEC)
                 want(kmin, cap, "equal to its strict cap, so a writer that starts after idle gets the cap at once");
 }
 
-/* The kernel refuses min ratios summing to 100 %: keep all minimums within percent of the limit. */
-void decision_fit_minimums(decision *out, uint64_t limit, unsigned percent) {
-        uint64_t sum = 0, allowed = limit / 100 * percent;
+/* Its writeback has completed nothing for STALL_USEC while pages are under writeback. */
+static bool device_stalled(const policy_device_state *ds, uint64_t now_usec) {
+        return ds->stalled_since_usec && now_usec >= ds->stalled_since_usec + STALL_USEC;
+}
+
+/* Which share of the budget a device's minimum comes from (decision_fit_minimums()). */
+enum { MIN_GROUP_INNOCENT, MIN_GROUP_REST, MIN_GROUP_HELD, _MIN_GROUP_MAX };
+
+/* Throttled by a cap of its own: its backlog is up to half its cap or more, or the guard holds the cap. */
+static bool held_by_own_cap(const device_decision *dd, const bdi_device *dev) {
+        const knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
+
+        return kmax->wanted && (kmax->held || !dev || dev->backlog_bytes >= kmax->value / 2);
+}
+
+/* A device's min or max ratio as the kernel holds it now, as bytes of limit; false if it did not read. */
+static bool reading_of_limit(const bdi_device *dev, knob_id k, uint64_t limit, uint64_t *ret) {
+        knob_setting set;
+
+        if (knob_reading_setting(k, &dev->knobs.k[k - KNOB_DEVICE_FIRST], &set) < 0)
+                return false;
+        *ret = (uint64_t) ((unsigned __int128) limit * knob_setting_ppm(set) / KNOB_PPM_FULL);
+        return true;
+}
+
+/* The sample's device i, if the decision's device i is that one. */
+static const bdi_device *fit_device(const decision *out, const sample *s, size_t i) {
+        return i < s->n_devices && strcmp(s->devices[i].bdi, out->devices[i].bdi) == 0 ? &s->devices[i] : NULL;
+}
+
+static unsigned min_group(const decision *out, const sample *s, size_t i) {
+        const device_decision *dd = &out->devices[i];
+
+        if (dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST].held)
+                return MIN_GROUP_HELD;
+        if (dd->active && !held_by_own_cap(dd, fit_device(out, s, i)))
+                return MIN_GROUP_INNOCENT;
+        return MIN_GROUP_REST;
+}
+
+/* The kernel refuses min ratios summing to 100 %, and every one of them shrinks every other wb's share
+ * (__wb_calc_thresh()): one budget for all, the innocents' first. */
+void decision_fit_minimums(decision *out, const sample *s, uint64_t limit, unsigned hold_budget_percent) {
+        unsigned hold_percent = MAX(hold_budget_percent, MIN_BUDGET_PERCENT);
+        uint64_t sum[_MIN_GROUP_MAX] = { 0 }, fixed = 0, used = 0, room;
+        char a[16];
 
         for (size_t i = 0; i < out->n_devices; i++) {
-                knob_decision *k = &out->devices[i].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
-                if (k->wanted)
-                        sum += k->value;
-        }
-        if (sum <= allowed)
-                return;
-        for (size_t i = 0; i < out->n_devices; i++) {
-                knob_decision *k = &out->devices[i].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+                device_decision *dd = &out->devices[i];
+                knob_decision *k = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+                const bdi_device *dev = fit_device(out, s, i);
+                uint64_t v;
 
+                if (!dd->managed) {
+                        /* an excluded device's minimum is as the kernel holds it, not ours to fit */
+                        if (dev && reading_of_limit(dev, KNOB_MIN_BYTES, limit, &v))
+                                fixed += v;
+                        continue;
+                }
                 if (!k->wanted)
                         continue;
-                k->value = mul_div(k->value, allowed, sum);
-                if (!strstr(k->reason, ", scaled down"))
-                        append_reason(k, ", scaled down: all minimums within %u %% of the limit", percent);
+                /* FUSE's own max (1 %) is never raised (plan.c): more of a minimum would be budget lost */
+                if (dev && (dev->traits & BDI_TRAIT_FUSE) && reading_of_limit(dev, KNOB_MAX_BYTES, limit, &v) &&
+                    v < limit && k->value > v) {
+                        k->value = v;
+                        if (!strstr(k->reason, ", at most its own max"))
+                                append_reason(k, ", at most its own max %s", format_bytes(a, sizeof a, v));
+                }
+                sum[min_group(out, s, i)] += k->value;
+        }
+        for (unsigned g = 0; g < _MIN_GROUP_MAX; g++) {
+                room = limit / 100 * (g == MIN_GROUP_HELD ? hold_percent : MIN_BUDGET_PERCENT);
+                room = room > fixed + used ? room - fixed - used : 0;
+                if (sum[g] <= room) {
+                        used += sum[g];
+                        continue;
+                }
+                for (size_t i = 0; i < out->n_devices; i++) {
+                        knob_decision *k = &out->devices[i].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+
+                        if (!out->devices[i].managed || !k->wanted || min_group(out, s, i) != g)
+                                continue;
+                        k->value = mul_div(k->value, room, sum[g]);
+                        if (strstr(k->reason, ", scaled down"))
+                                continue;
+                        if (g == MIN_GROUP_INNOCENT)
+                                append_reason(k, ", scaled down: all minimums within %u %% of the limit",
+                                              MIN_BUDGET_PERCENT);
+                        else if (g == MIN_GROUP_REST)
+                                append_reason(k, ", scaled down: all minimums within %u %% of the limit, the "
+                                              "devices not held by their caps first", MIN_BUDGET_PERCENT);
+                        else
+                                append_reason(k, ", scaled down: the guard's held minimums within %u %% of the "
+                                              "limit, after all others", hold_percent);
+                }
+                used += room;
         }
 }
 
@@ -632,12 +734,25 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
         decide_intervals(c, st, limit, out);
 
         /* pass 2: per-device caps against the limit we are heading for */
-        for (size_t i = 0; i < s->n_devices; i++)
-                if (out->devices[i].managed)
-                        decide_device(s, &s->devices[i], dcs[i], c, &st->devices[i], limit, &out->devices[i]);
+        for (size_t i = 0; i < s->n_devices; i++) {
+                knob_decision *kmin = &out->devices[i].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+                knob_decision *kmax = &out->devices[i].knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
+
+                if (!out->devices[i].managed)
+                        continue;
+                decide_device(s, &s->devices[i], dcs[i], c, &st->devices[i], limit, &out->devices[i]);
+                /* a device that writes nothing back keeps its cap (its writers wait, not everyone's) but no
+                 * reservation, the configured one included: it would shrink every other device's share */
+                if (device_stalled(&st->devices[i], s->time_usec)) {
+                        kmin->wanted = kmin->from_config = false;
+                        if (kmax->wanted)
+                                append_reason(kmax, "; no min_bytes: its writeback completed nothing for %" PRIu64 " s",
+                                              (s->time_usec - st->devices[i].stalled_since_usec) / 1000000);
+                }
+        }
         /* against the limit in force, not the one the policy heads for (the guard may hold it far above):
          * the guard fits them again to the limit it lets through */
-        decision_fit_minimums(out, MAX(limit, s->global.dirty_thresh_bytes), MIN_SUM_PERCENT);
+        decision_fit_minimums(out, s, MAX(limit, s->global.dirty_thresh_bytes), MIN_BUDGET_PERCENT);
         if (!s->support.devices_trusted) {
                 /* acting on figures that miss dirty data could cut a limit below what is dirty */
                 snprintf(out->caution, sizeof out->caution, "%.140s: global limits and device caps left as they are",

@@ -80,6 +80,10 @@ typedef struct policy_device_state {
         uint64_t filled_usec;           /* when it was last filling (0: never) */
         bool presumed;                  /* its cap is the unmeasured guess, not from its speed */
         bool dirtied_seen;              /* it was seen dirtied since the daemon started watching it */
+        double dirtied_window_bytes;    /* dirtied since dirtied_window_usec, toward a megabyte */
+        uint64_t dirtied_window_usec;   /* when that count started (0: not yet) */
+        uint64_t dirtied_mb_usec;       /* when a megabyte was last added within MIN_DIRTIED_USEC (0: never) */
+        uint64_t stalled_since_usec;    /* since when it has pages under writeback and completes none (0: not) */
 } policy_device_state;
 
 typedef struct policy_state {
@@ -104,12 +108,18 @@ int policy_decide(const sample *s, const config *c, policy_state *state, decisio
  * configured tick) otherwise. Pure. */
 uint64_t policy_fast_tick_ms(const sample *s, const policy_state *st, const decision *d, char *why, size_t why_size);
 
-/* The policy keeps all min_bytes together within this much of the limit. */
-#define MIN_SUM_PERCENT 50
+/* All minimums together, the ones the daemon does not set included, within this much of the limit:
+ * __wb_calc_thresh() (mm/page-writeback.c) gives every wb thresh x (1 - the sum of all min ratios) x its
+ * share, plus its own minimum; at 50 % a device without a minimum keeps at least half its share. */
+#define MIN_BUDGET_PERCENT 50
 
-/* Scale the wanted min_bytes down so they sum to at most percent of limit (the kernel refuses a sum
- * of min ratios of 100 % or more). */
-void decision_fit_minimums(decision *d, uint64_t limit, unsigned percent);
+/* Fit the wanted min_bytes of d (the devices of s, in order) to limit: the min ratios of devices the
+ * daemon does not manage count as they are; then the active devices not held by a cap of their own (the
+ * innocents) have theirs within MIN_BUDGET_PERCENT, the others (strict caps near their backlog, idle
+ * devices' configured ones) share what that leaves, down to 0; minimums the guard holds (knob held) share
+ * what hold_budget_percent leaves after all those. A FUSE device's counts at most its own max (the kernel's
+ * 1 %, never raised). Scaled values say so in their reason. Pure. */
+void decision_fit_minimums(decision *d, const sample *s, uint64_t limit, unsigned hold_budget_percent);
 
 void decision_done(decision *d);
 void policy_state_done(policy_state *s);

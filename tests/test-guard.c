@@ -30,6 +30,7 @@ static void fixture_init(fixture *f, uint64_t thresh) {
         for (int i = 0; i < 2; i++) {
                 snprintf(f->dd[i].bdi, sizeof f->dd[i].bdi, "%s", f->dev[i].bdi);
                 f->dd[i].managed = true;
+                f->dev[i].seen_before = true;
         }
         f->dd[0].bw_bytes_per_s = 200 * M;
         f->dd[1].bw_bytes_per_s = 30 * M;
@@ -475,22 +476,22 @@ static void test_strict_caps(void) {
         CHECK(strstr(MAXB(&f, 1)->held_reason, "until it is down to 64M") != NULL);
         CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
 
-        printf("# a held minimum may take more than the policy's %d %% of the limit: 240M of 400M\n", MIN_SUM_PERCENT);
+        printf("# a held minimum may take more than the policy's %d %% of the limit: 240M of 400M\n", MIN_BUDGET_PERCENT);
         strict_fixture(&f, 400 * M, 240 * M, 16 * M);
         guard_apply(&f.s, &f.st, &f.d);
         CHECK_EQ_U64(MINB(&f, 1)->value, 240 * M);
         CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
 
         printf("# a minimum that fits in part, %d %% of 250M, stays strict: 240M is within a second's drain of it\n",
-               GUARD_MIN_SUM_PERCENT);
+               GUARD_HOLD_BUDGET_PERCENT);
         strict_fixture(&f, 250 * M, 240 * M, 16 * M);
         guard_apply(&f.s, &f.st, &f.d);
         CHECK_EQ_U64(MAXB(&f, 1)->value, 240 * M);
-        CHECK_EQ_U64(MINB(&f, 1)->value, 250 * M / 100 * GUARD_MIN_SUM_PERCENT);
+        CHECK_EQ_U64(MINB(&f, 1)->value, 250 * M / 100 * GUARD_HOLD_BUDGET_PERCENT);
         CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
 
         printf("# a minimum that does not fit in %d %% of the limit, not within a second's drain of the backlog: not "
-               "strict while it drains, minimum as wanted\n", GUARD_MIN_SUM_PERCENT);
+               "strict while it drains, minimum as wanted\n", GUARD_HOLD_BUDGET_PERCENT);
         strict_fixture(&f, 220 * M, 240 * M, 16 * M);
         guard_apply(&f.s, &f.st, &f.d);
         CHECK_EQ_U64(MAXB(&f, 1)->value, 240 * M);
@@ -527,6 +528,81 @@ static void test_strict_same_per_second(void) {
         }
 }
 
+/* issue 22 item 6: a device gone from the sample has its hold dropped at the next tick; a new device under
+ * the same bdi, after a gap or in its place, starts without one. */
+static void test_gone_device_leaves_no_hold(void) {
+        fixture f;
+
+        printf("# a held stick is pulled: its hold ends at the next tick\n");
+        strict_fixture(&f, 1000 * M, 240 * M, 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(MAXB(&f, 1)->held);
+        CHECK_STREQ(f.st.holds[0].bdi, "8:16");
+        f.s.n_devices = f.d.n_devices = 1;
+        f.s.time_usec += SEC;
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(f.st.holds[0].bdi[0] == '\0');
+
+        printf("# ... and a new device under its bdi, holding 300M, starts its own hold at its backlog\n");
+        f.s.n_devices = f.d.n_devices = 2;
+        strict_tick(&f, 1.0, 300 * M, 60 * M);
+        f.dev[1].seen_before = false;
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 300 * M - 15 * M);
+        CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
+
+        printf("# the same when it is replaced between two ticks (a new device: not seen before)\n");
+        strict_fixture(&f, 1000 * M, 240 * M, 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        strict_tick(&f, 1.0, 300 * M, 60 * M);
+        f.dev[1].seen_before = false;
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 300 * M - 15 * M);
+        CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
+
+        printf("# ... and one no longer managed (manage = no) has its hold dropped too\n");
+        f.dd[1].managed = false;
+        strict_tick(&f, 1.0, 300 * M, 60 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(f.st.holds[0].bdi[0] == '\0');
+}
+
+/* 72 held devices come and go one after the other (more than GUARD_DEVICES_MAX): none leaves its slot taken,
+ * and each has its hold remembered while it is there. */
+static void test_many_gone_holders(void) {
+        fixture f;
+        bool all_remembered = true;
+        size_t used = 0;
+
+        fixture_init(&f, 1000 * M);
+        for (int k = 0; k < 72; k++) {
+                f.s.time_usec += SEC;
+                f.s.global.dirty_bytes = f.s.global.writeback_bytes = 0;
+                snprintf(f.dev[1].bdi, sizeof f.dev[1].bdi, "7:%d", k);
+                snprintf(f.dd[1].bdi, sizeof f.dd[1].bdi, "7:%d", k);
+                holds(&f, 1, 60 * M, 180 * M);
+                f.dd[1].capped = true;
+                want(MAXB(&f, 1), 60 * M);
+                want(MINB(&f, 1), 60 * M);
+                want(STRICT(&f, 1), 1);
+                guard_apply(&f.s, &f.st, &f.d);
+                all_remembered = all_remembered && MAXB(&f, 1)->held;
+                for (size_t h = 0; h < GUARD_DEVICES_MAX; h++)
+                        if (strcmp(f.st.holds[h].bdi, f.dev[1].bdi) == 0)
+                                break;
+                        else if (h == GUARD_DEVICES_MAX - 1)
+                                all_remembered = false;
+        }
+        CHECK(all_remembered);
+        f.s.n_devices = f.d.n_devices = 1;
+        f.s.time_usec += SEC;
+        guard_apply(&f.s, &f.st, &f.d);
+        for (size_t h = 0; h < GUARD_DEVICES_MAX; h++)
+                used += f.st.holds[h].bdi[0] != '\0';
+        printf("# 72 held devices came and went: %zu hold slots taken\n", used);
+        CHECK_EQ_U64(used, 0);
+}
+
 int main(void) {
         test_global_table();
         test_same_per_second();
@@ -538,5 +614,7 @@ int main(void) {
         test_minimums_fit_the_held_limit();
         test_strict_caps();
         test_strict_same_per_second();
+        test_gone_device_leaves_no_hold();
+        test_many_gone_holders();
         TEST_EXIT();
 }

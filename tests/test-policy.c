@@ -422,6 +422,86 @@ static void test_stray_pages_are_not_a_writer(void) {
         fixture_done(&f);
 }
 
+/* issue 22: a backlog nobody adds a megabyte to within 3 s is no writer to reserve room for (run.sh gave the
+ * idle root disk, a logger's pages queued on it, min_ratio 50 %): the bound stays, the reservation goes. */
+static void test_no_minimum_without_a_megabyte_in_3s(void) {
+        fixture f;
+        int n;
+
+        fixture_init(&f);
+        flood(&f.dev[0], 40 * MB, 30 * MB);
+        f.dev[0].writeback_bytes = 0;
+        CHECK(tick(&f) == 0);
+        flood(&f.dev[0], 40 * MB, 30 * MB);
+        f.dev[0].writeback_bytes = 0;
+        CHECK(tick(&f) == 0);
+        CHECK(dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted);
+        /* then the logger: 100K/s dirtied and written, 2M queued */
+        for (n = 1; n <= 6; n++) {
+                flood(&f.dev[0], 100 * 1024, 2 * MB);
+                f.dev[0].writeback_bytes = 512 * 1024;
+                f.dev[0].dirty_bytes = 2 * MB - 512 * 1024;
+                CHECK(tick(&f) == 0);
+                CHECK(dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+                CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
+                if (n <= 2)
+                        CHECK(dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted);
+                else
+                        CHECK(!dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted);
+        }
+        /* a megabyte added within 3 s again (at 400K/s): the reservation is back */
+        for (n = 0; n < 3; n++) {
+                flood(&f.dev[0], 400 * 1024, 2 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        CHECK(dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted);
+        fixture_done(&f);
+}
+
+/* issue 22 item 6: a failing or unplugged device keeps pages under writeback and completes none; its
+ * writers loop until the filesystem gives up. After 10 s it has no reservation (its cap stays); the
+ * other devices' minimums are as they were. */
+static void test_stalled_device_has_no_minimum(void) {
+        fixture f;
+        int n;
+
+        fixture_init(&f);
+        for (n = 0; n < 6; n++) {
+                flood(&f.dev[0], 8 * MB, 300 * MB);
+                flood(&f.dev[1], 8 * MB, 300 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MIN_BYTES)->value, 16 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MIN_BYTES)->value, 16 * MB);
+        /* the stick stops completing: 8M under writeback, its writers still dirtying a little */
+        for (n = 1; n <= 12; n++) {
+                flood(&f.dev[0], 8 * MB, 300 * MB);
+                f.dev[1].dirty_rate_bytes_per_s = 2 * MB;
+                f.dev[1].write_bw_bytes_per_s = 0;
+                CHECK(tick(&f) == 0);
+                CHECK(dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
+                CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MIN_BYTES)->value, 16 * MB);
+                if (n <= 8)
+                        CHECK(dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
+                if (n >= 11)
+                        CHECK(!dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
+        }
+        CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "no min_bytes: its writeback completed nothing") != NULL);
+        /* an admin's min_bytes goes too while it stalls */
+        f.c.n_devices = 1;
+        snprintf(f.c.devices[0].match, sizeof f.c.devices[0].match, "sdb");
+        f.c.devices[0].manage = true;
+        f.c.devices[0].min_bytes = 8 * MB;
+        f.c.devices[0].strict_limit = TRISTATE_AUTO;
+        CHECK(tick(&f) == 0);
+        CHECK(!dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
+        /* it completes again: its reservation is back */
+        flood(&f.dev[1], 8 * MB, 300 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK(dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
+        fixture_done(&f);
+}
+
 /* slowdown-b: the innocent disk's writer, started in a pool its neighbour has filled, crawls under the
  * global line, a megabyte one tick and nothing the next; its presumed cap was given back on every
  * quiet tick and written again on the next (145 writes in a run). Its reservation stays until a second
@@ -1102,6 +1182,8 @@ static void test_slowdown_seen_early(void) {
 }
 
 int main(void) {
+        test_no_minimum_without_a_megabyte_in_3s();
+        test_stalled_device_has_no_minimum();
         test_slowdown_seen_early();
         test_fast_device_leaves_presumed_early();
         test_fast_device_entering_a_full_pool();

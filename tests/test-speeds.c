@@ -337,6 +337,42 @@ static void test_store(void) {
         unlink(path);
 }
 
+/* issue 22 item 6: a device that is gone from the sample (unplugged, failed) keeps its remembered speed:
+ * entries are kept by identity, not by presence, and the stick is known again when it comes back. */
+static void test_gone_device_keeps_its_speed(void) {
+        char path[PATH_MAX + 16];
+        speeds_store *st = NULL;
+        bdi_device devs[1];
+        sample s = { .devices = devs, .n_devices = 1, .time_usec = 1000000, .realtime_usec = 1767225600ULL * 1000000 };
+        device_decision dd = { .bdi = "8:16", .managed = true, .active = true, .bw_bytes_per_s = 5 << 20,
+                               .bw_source = SPEED_MEASURED };
+        decision d = { .devices = &dd, .n_devices = 1 };
+
+        snprintf(path, sizeof path, "%s/store-gone", dir);
+        CHECK(speeds_store_new(dir, path, false, &st) == 0);
+        dev(&devs[0], "8:16", "sdb", 8, 16);
+        snprintf(devs[0].model, sizeof devs[0].model, "Cruzer Blade");
+        speeds_store_prior(st, &s);
+        speeds_store_learn(st, &s, &d);
+        CHECK_EQ_U64(speeds_store_size(st), 1);
+        /* pulled: ticks without it */
+        s.n_devices = d.n_devices = 0;
+        for (int n = 0; n < 3; n++) {
+                s.time_usec += 40 * 1000000ULL;
+                speeds_store_prior(st, &s);
+                speeds_store_learn(st, &s, &d);
+        }
+        CHECK_EQ_U64(speeds_store_size(st), 1);
+        /* back, under another bdi: its speed is known before its first write */
+        s.n_devices = d.n_devices = 1;
+        s.time_usec += 1000000;
+        dev(&devs[0], "8:32", "sdb", 8, 32);
+        snprintf(devs[0].model, sizeof devs[0].model, "Cruzer Blade");
+        speeds_store_prior(st, &s);
+        CHECK_EQ_U64(devs[0].remembered_bw_bytes_per_s, 5 << 20);
+        st = speeds_store_free(st);
+}
+
 int main(void) {
         const char *tmp = getenv("TMPDIR");
 
@@ -349,6 +385,7 @@ int main(void) {
         test_huge();
         test_identity();
         test_store();
+        test_gone_device_keeps_its_speed();
         {
                 char cmd[PATH_MAX + 16];
                 snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
