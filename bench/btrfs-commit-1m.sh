@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # btrfs at dirty_bytes=1M, one writer, 10 s: mount default (commit=30) against commit=1 (background 512K),
 # or with "background", dirty_background_bytes 512K against lower values (default mount). Prints MB/s and
 # the mean global dirty and writeback. Root; its own loop device, throttled to 120 MB/s; the vm knobs are

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The kernel's per-writeback-context dirty_ratelimit through slow-first, kernel alone then wbtuned:
 # records the writeback:bdi_dirty_ratelimit tracepoint (emitted each 200 ms while a wb's writer is
 # throttled) during one repeat, and prints the fast device's figures in KB/s with the gaps between

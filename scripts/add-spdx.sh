@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Puts "SPDX-License-Identifier: GPL-2.0-or-later" (COPYING, debian/copyright) near the top of every
 # source file: C and headers, shell, Python, Makefile.am and *.mk, configure.ac, debian/'s scripts,
 # the completions. Idempotent: a file that has an SPDX line in its first 5 lines is left alone (a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The daemon's CPU with attribution on and off while writers dirty pages as fast as this machine allows.
 # Usage (root): scripts/attribution-cost.sh [BUILDDIR] [RUNS] [SECONDS] [WRITERS] [LIMIT_MB]
 # Prints one line per run and the medians. Touches only its own loop device (backed by /dev/shm, so

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Install the Debian 12 packages wbtuned needs to build, test and bench; only those missing.
 #   bash scripts/deps.sh        build, tests, benchmarks
 #   bash scripts/deps.sh vm     and qemu for scripts/vm-matrix.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What the metrics cost the daemon, against the tick they describe: daemons on fake trees of N devices
 # (no live kernel), each asked for `wbtunectl metrics` RUNS times. Prints per N the text's size, the
 # median wall time of one request, the daemon's CPU time per request, and the median tick's work.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Cached Debian root file systems for tests/test-nspawn.sh, tests/test-deb.sh and scripts/vm-matrix.sh.
 #
 #   bash scripts/rootfs.sh [base] [SUITE]   prints the cached rootfs's path, building it first when

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Build wbtuned in build/ and run it in the foreground on this machine with the shipped
 # config, printing what it sees every tick. Ctrl-C stops it. Extra arguments go to wbtuned
 # (e.g. --dry-run). Not root: --dry-run is added, since only root may run it for real.

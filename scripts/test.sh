@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The whole test suite from a fresh machine: deps, build, make check, make distcheck,
 # a warning-free clang build, unit tests under ASan+UBSan, unit tests under valgrind, each
 # libFuzzer harness for FUZZ_TEST_SECONDS (20). Ends with "N passed, N failed".

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs INSIDE the qemu VM that scripts/vm-matrix.sh boots, from an enabled unit, under systemd:
 # what this kernel has, what wbtuned (installed with the shipped unit) sees and does with a slow
 # and a fast loop device, whether it restores every knob at stop, and a memory-limited writer's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The markdown matrix (feature x kernel) from scripts/vm-matrix.sh's output directory.
 
 Usage: vm-matrix-report.py DIR KERNEL...   (DIR/KERNEL/ holds what scripts/vm-guest.sh wrote)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Debian's own kernels under qemu: bookworm's linux-image-amd64 (6.1) and bookworm-backports' (6.12)
 # boot the cached VM rootfs (scripts/rootfs.sh vm) on a virtio disk with udev, wbtuned installed as
 # a package with the shipped unit, and scripts/vm-guest.sh inside: the kernel's file inventory, a

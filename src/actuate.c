@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Actuation: snapshot the knobs, build a plan (plan.c), run it: save originals first, write, read back,
  * back off, log. The only code that writes knobs. */
 #include "actuate.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Actuation: the only code that writes knobs. Each call takes a snapshot of the knobs, builds a plan
  * (plan.c, pure) and runs it: save originals first, write, read back, back off, log. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Who dirties and who is throttled: trace.c, taskstats.c and a bounded /proc/<pid>/io scan, put together per tick.
  * /proc/<pid>/io needs ptrace access (CAP_SYS_PTRACE for other users' tasks, which the unit does not grant):
  * where it is refused, the same counters come from taskstats (CAP_NET_ADMIN), summed over the threads. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Who dirties and who is throttled: trace.c, taskstats.c and a bounded /proc/<pid>/io scan, put together per tick. */
 #pragma once
 

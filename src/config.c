@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Configuration: /etc/wbtuned.conf plus drop-ins, parsed with inih through a key table onto defaults. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Configuration: /etc/wbtuned.conf plus the drop-ins /etc/wbtuned.conf.d/NAME.conf, parsed with inih through a key table. */
 #pragma once
 

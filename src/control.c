@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Control socket: accepts clients, reads JSON request lines, dispatches verbs, queues or streams replies. */
 #include <assert.h>
 #include <fcntl.h>

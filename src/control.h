@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Control socket: line-delimited JSON requests and replies on a unix stream socket. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* wbtunectl's human output: replies checked against protocol.h, read through its names, printed escaped. */
 #include <errno.h>
 #include <inttypes.h>

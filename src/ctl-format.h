@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* wbtunectl's reading of replies: checked against protocol.h, then rendered as text. Every string that
  * comes from the daemon is printed through escape_text(); no reply, however malformed, crashes these. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Naming BDIs the way an admin knows them: block device, mounts, filesystem, traits. */
 #include <ctype.h>
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Strict UTF-8 and the escaping every text printer (wbtunectl, the daemon's tick lines) uses. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One rule for untrusted text: strict UTF-8 checks, and escaping for terminals and log lines. */
 #pragma once
 

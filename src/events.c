@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The journal events a person may want to find again, each with its MESSAGE_ID. */
 #include "events.h"
 #include "log.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The journal events a person may want to find again, each with its MESSAGE_ID (systemd/wbtuned.catalog
  * says what each means and what to do): journalctl -u wbtuned MESSAGE_ID=<id>. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tuning decisions for people and scripts: for each knob its current, desired and original value, who
  * owns it, and why. */
 #include "escape.h"

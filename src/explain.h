@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tuning decisions for people and scripts: original, current and desired value of each knob, and why. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The safety guard between the policy and the knobs: no write may stall writers the kernel alone would not. */
 #include "guard.h"
 #include "util.h"

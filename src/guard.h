@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The safety guard between the policy and the knobs: whatever the policy wants, no write may push
  * writers into a stall the kernel alone would not cause. Pure: the sample is "now". */
 #pragma once

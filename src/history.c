@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* History rings: one global ring and one ring per device, all of the same fixed capacity. */
 #include "history.h"
 

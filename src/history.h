@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* History: fixed rings of per-tick global and per-device figures for the last N minutes, as JSON or CSV. */
 #pragma once
 

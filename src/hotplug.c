@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Device hotplug from udev (sd-device monitor). */
 #include "hotplug.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Device hotplug from udev (sd-device monitor): a new, changed or removed block device or BDI
  * makes the daemon look at once instead of at its next tick. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The knob table: every knob the daemon reads, writes and restores, with its files, units and rules. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Logging: stderr when run by hand, the journal with structured fields under systemd. */
 #define SD_JOURNAL_SUPPRESS_LOCATION 1
 #include "log.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Logging: stderr when run by hand, the journal (structured fields) under systemd. */
 #pragma once
 

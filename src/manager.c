@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's state and event sources: tick timer, signals, control verbs. */
 #include "manager.h"
 #include "escape.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Memory cgroups with a memory limit: each is its own writeback domain (mm/page-writeback.c, mdtc). */
 #include "memcg.h"
 #include "util.h"

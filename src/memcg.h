@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Memory cgroups with a memory limit (cgroup v2): each is its own writeback domain, whose dirty limit is
  * the global dirty_bytes taken as a share of global memory and applied to its memory. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Prometheus metrics: a table of families, each naming the protocol field it shows, a snapshot copied
  * out of the protocol's JSON objects, a pure renderer, and an atomic writer for node_exporter. */
 #include <fcntl.h>

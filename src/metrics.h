@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Prometheus metrics: the daemon's state in the text exposition format 0.0.4, for `wbtunectl metrics`
  * and node_exporter's textfile collector. Rendered from the protocol's own objects (the status result
  * and each DEVICE with its tuning), so every metric is a protocol field under another name. */

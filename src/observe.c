@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Observation: one snapshot of global and per-BDI dirty/writeback state, read from a root prefix. */
 #include <ctype.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* wbtunectl's pager: a child that reads our standard output, started only on a terminal. */
 #include "pager.h"
 

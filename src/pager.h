@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* wbtunectl's pager, as systemctl has it: long output on a terminal goes through less. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The write plan: from the knobs as they are, what is wanted and what the daemon owns, the ordered
  * list of knob writes. Pure: no I/O, no clock, no logging; actuate.c runs or prints a plan. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The tuning policy: a pure function of samples, config and its own carried state (no I/O). */
 #include "policy.h"
 #include "util.h"

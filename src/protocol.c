@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The control protocol's schema as data: field table, builders, total readers and the checker. */
 #include <math.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The control protocol's one schema: every field of every reply, with its type, for the daemon that
  * builds replies and the client that reads them (chrony's candm.h is the model). doc/protocol.md
  * describes the same fields; tests/test-protocol.c checks the three agree. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* JSON views of samples and of the daemon for the control protocol, built through protocol.h's names. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The saved-originals file: versioned, checksummed, written atomically, read only when it is safe. */
 #include "savedfile.h"
 #include "escape.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The saved-originals file: what the daemon changed and how to put it back, versioned and checksummed,
  * written atomically, and read only when it is a root-owned regular file nobody else can write. */
 #pragma once

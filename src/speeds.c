@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Remembered device speeds: the file (versioned, checksummed, bounded, atomic) and device identities. */
 #include "speeds.h"
 #include "log.h"

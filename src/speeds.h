@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Remembered device speeds: a measured bandwidth per stable device identity, kept across idle time and
  * restarts in a versioned, checksummed, bounded file under the daemon's StateDirectory= (a prior only). */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the running kernel offers: knob files, statistics, and whether the per-device figures can be
  * trusted. Decided from what the kernel has, never from its version string. */
 #pragma once

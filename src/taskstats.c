@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Per-task I/O from taskstats (generic netlink "TASKSTATS"), one per-thread query per pid. */
 #include "taskstats.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Per-task I/O bytes and block I/O delay from the kernel's taskstats generic netlink family. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Throttle attribution from the writeback tracepoints, read as text from a private tracefs instance. */
 #include "trace.h"
 

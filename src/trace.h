@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Throttle attribution: who is paused in balance_dirty_pages(), from a private tracefs instance. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Small helpers shared by every module. */
 #include "util.h"
 #include "escape.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Small helpers shared by every module: cleanup attributes, file reading, number parsing. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Does this process run in a container? The order of systemd's detect_container() (src/basic/virt.c). */
 #include "virt.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Does this process run in a container? Decided in the order systemd's detect_container() uses, under a root prefix. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* wbtunectl: query and command wbtuned over its control socket. */
 #include <fcntl.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* wbtuned: watch the kernel's dirty-page and writeback state per backing device. */
 #include "config.h"
 #include "log.h"

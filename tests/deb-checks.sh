@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs INSIDE the container booted by tests/test-deb.sh, from an enabled unit, under systemd as PID 1
 # (the release the package was built for): installs the built wbtuned .deb with `apt-get install
 # ./x.deb`, reloads it, scores its hardening, purges, reinstalls and removes it, and records what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A simulated kernel for actuator tests; the rules follow mm/page-writeback.c as checked on 6.18. */
 #include "fake-kernel.h"
 #include "util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A simulated kernel for actuator tests: /proc/sys/vm, /proc/vmstat thresholds and per-BDI ratio knobs, behind a knob_io. */
 #pragma once
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Stand-in for wbtuned's control socket: answers each request with a canned reply line.
 
 The reply to verb V is the content of DIR/V (sent as it is, bytes and all, plus a newline),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* See fault-inject.h: --wrap'ed libc calls that fail on one chosen path. */
 #include "fault-inject.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Kernel faults for the readers, in the test binary only: linked with -Wl,--wrap=open,--wrap=openat,
  * --wrap=read,--wrap=readlink,--wrap=opendir,--wrap=access,--wrap=faccessat, the calls src/ makes on
  * one path fail the way a kernel can make them fail. Off (pass-through) until fault_set(). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* json-c 0.18's strict mode on any json-c, for the tests and fuzz harnesses linked with
  * -Wl,--wrap=json_tokener_parse_ex (issue 25). json-c 0.18 (Debian 13) added, in
  * json_tokener_parse_ex()'s json_tokener_state_string, "(tok->flags & JSON_TOKENER_STRICT) && c <= 0x1f"

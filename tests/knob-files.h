@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests read and set the knob files of a sample by name, as the kernel names them. */
 #pragma once
 

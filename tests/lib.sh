@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Helpers sourced by the shell system tests: skip/fail, a cleanup stack, waiting for things.
 # Exit codes follow automake: 0 pass, 77 skip, 99 hard error, anything else fail.
 

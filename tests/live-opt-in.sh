@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The one gate of every test that touches the live kernel (vm and BDI knobs, loop devices, mounts,
 # containers, fio): sourced by sh and bash alike, `live_opt_in` is its first command. Such a test
 # runs only when asked to with WBTUNED_LIVE=1 (scripts/test.sh asks), so `make check` as root in a

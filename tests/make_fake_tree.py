@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A fake /proc and /sys tree for the daemon's --root: vm files, and N BDIs (200:0 .. 200:N-1) with
 their knob files and debugfs statistics, every 10th one holding 2 MiB dirty.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Stand-in for systemd's notify socket: print every sd_notify datagram, one line per field."""
 import argparse, os, signal, socket, sys
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Sourced INSIDE the container by the checks of tests/test-nspawn.sh and tests/test-deb.sh (installed
 # beside them as /wbtuned-e2e/helpers.sh): the check lines the host judges, polling, and the finish
 # that saves the journal and powers the container off. Expects $out, the results directory.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs INSIDE the container booted by tests/test-nspawn.sh, from an enabled unit, under systemd as
 # PID 1: drives the installed wbtuned.service and records what happened in $out for the host to
 # judge (check lines, command outputs, JSON replies, the journal). Then powers the container off.

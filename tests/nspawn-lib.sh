@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Helpers for the tests that boot the cached Debian rootfs with systemd-nspawn (test-nspawn.sh,
 # test-deb.sh), sourced after tests/lib.sh: the rootfs, an overlay of it, the boot, and the host's
 # knobs before, during and after (a container must not change one).

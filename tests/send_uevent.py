@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Send one device event the way systemd-udevd forwards it (netlink group 2, "libudev" header), so
 the daemon's sd-device monitor can be tested on a machine where udevd does not run. Root only.
 Usage: send_uevent.py ACTION DEVPATH SUBSYSTEM [DEVTYPE]"""

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Minimal test helpers: print each check, count failures, exit non-zero if any failed. */
 #pragma once
 

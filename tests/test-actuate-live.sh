@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The actuator on the live kernel: a loop device of our own, dirty_bytes and its BDI's cap, then exact restore.
 set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"

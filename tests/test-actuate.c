@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for the actuator against a simulated kernel: order of writes, save/restore, recovery, back-off. */
 #include "actuate.h"
 #include "fake-kernel.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for the /proc readers of attribution.c and the dirtiers list, on files written here. */
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Auto mode on the live kernel: the daemon tunes a slow loop device of our own, and the kernel
 # gets every knob back exactly on SIGTERM, on `wbtunectl restore`, and after a kill -9 followed
 # by a start and a stop.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs `bench/wbbench quick`: a few minutes of slowfast slow-first (5 s + 5 s) with the
 # tunings kernel, static-16M, oracle (and wbtuned if built), then asserts only what must
 # always hold: every knob, throttle and loop device is as before, the daemon (if run)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Replies far over the 4 MiB a client may have queued: devices and top with 4000 BDIs on a fake tree
 # are streamed, arrive whole, and cost the daemon little memory.
 set -u

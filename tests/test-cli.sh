@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Command lines of wbtuned and wbtunectl: help, version, bad usage (2), no daemon (3), non-root.
 set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shell completion of wbtunectl against a daemon on a fake tree: verbs, options, option values, and the
 # daemon's device names and mount points (one with a space, one with a backslash, one that is shell
 # code) in bash; the same in zsh where it is installed. 77 without bash-completion.

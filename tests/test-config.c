@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for the config module: every key, ranges, errors with file:line, drop-ins, dump round-trip, matching. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for control.c: a real server on an sd_event loop, driven by raw and forked clients. */
 #include "control.h"
 #include "escape.h"

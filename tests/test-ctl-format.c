@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 /* Unit tests for ctl-format.c: wbtunectl's human output from hand-written reply objects. */
 #include "ctl-format.h"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The daemon end to end on a fake /proc + /sys tree: sd_notify, control socket, ticks,
 # hotplug, SIGHUP reloads, SIGTERM, --check-config, and refusing to start without BDIs.
 set -u

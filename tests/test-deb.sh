@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The Debian package end to end, for one release: WBTUNED_DEB_SUITE=bookworm (Debian 12, the
 # default; `make check`) or trixie (Debian 13; `make check-packages` runs both).
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The defaults the documentation states are the built-in ones: every key's "Default:" in
 # wbtuned.conf(5), every "#key = default" line of conf/wbtuned.conf, the default mode and the
 # watchdog interval in wbtuned(8), against `wbtuned --check-config` (the merged config of an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for escape.c: strict UTF-8 and the one escaping rule for text output. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Every journal event has a unique MESSAGE_ID of 32 hex digits and an entry in systemd/wbtuned.catalog. */
 #include "events.h"
 #include "util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Table tests for the safety guard: (what is dirty now, what the policy wants) in, what may be written out. */
 #include "guard.h"
 #include "util.h"

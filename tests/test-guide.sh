@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # doc/guide.md stays true to the code: every ```ini block is a wbtuned.conf recipe that
 # `wbtuned --check-config` accepts; every MESSAGE_ID it names is in systemd/wbtuned.catalog and
 # every catalog id is in it; its image links point at files in the tree; every `wbtunectl VERB`

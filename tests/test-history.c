@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for the history rings: wrap-around, devices coming and going, JSON and CSV shape. */
 #include <string.h>
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Live: a udev event for a block device brings the daemon's next tick forward (sd-device monitor),
 # and an event of another subsystem does not. udevd may not run here, so the events are sent the
 # way udevd forwards them (tests/send_uevent.py) for a loop device of our own. Root only.

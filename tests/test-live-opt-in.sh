@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `make check` as root (a packager's or a distribution's build) must not touch the build host's
 # kernel: every test script that touches it (found by what it contains: loop devices, mounts, the
 # host's /proc/sys/vm, /sys/class/bdi, cgroup or debugfs files, nspawn, debootstrap, fio) must call

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The daemon on the live kernel: a private loop device with ext4, ~100 MB of buffered writes,
 # and wbtunectl must show them as dirty or writeback on that device. Observe mode: the test
 # fails (and restores them) if any vm or BDI knob changed.

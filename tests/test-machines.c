@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Whole machines through the guard (which fits every minimum, as the policy does): 1, 3 and 20 devices,
  * an excluded device holding a min_ratio, a FUSE mount; each device's threshold as __wb_calc_thresh()
  * would give it. */

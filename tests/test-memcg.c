@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* memcg_scan() on fake cgroup v2 trees. */
 #include "memcg.h"
 #include "util.h"

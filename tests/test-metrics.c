@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for metrics.c: the Prometheus text of a fixed state, built with the daemon's own reply
  * builders, read back by a strict parser of the exposition format (HELP and TYPE once per family, its
  * samples together, no series twice, escapes, numbers), and the atomic textfile. */

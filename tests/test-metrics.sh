@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Prometheus metrics end to end on a fake tree: `wbtunectl metrics` passes `promtool check metrics` with
 # thousands of devices (streamed, far over what one reply may hold) and a FUSE mount whose names hold
 # every character the format escapes; the daemon writes the same text atomically to a textfile that

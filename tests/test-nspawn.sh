@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # End to end under a real systemd (252, Debian 12) booted with systemd-nspawn: wbtuned installed as
 # a package would install it, driven through the shipped unit by tests/nspawn-checks.sh inside.
 # Checks: the unit's container condition; enable --now with a STATUS line; wbtunectl as root and as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for observe, devnames and report against fake /proc + /sys trees built in a temp dir. */
 #include <errno.h>
 #include <ftw.h>

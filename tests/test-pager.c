@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for pager.c: which pager runs, and whether in secure mode, from the environment and the uids. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Table tests for the write plan: knobs now + targets + owners in, ordered writes out. No kernel, fake or real. */
 #include "plan.h"
 #include "util.h"

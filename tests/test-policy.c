@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the policy: hand-written sample sequences in, knob decisions out. */
 #include "policy.h"
 #include "util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The protocol's one schema, checked three ways: the fields of this version are all still there
  * (tests/data/protocol-v<N>.txt), doc/protocol.md names every one, and every reply the daemon's own
  * verbs build - served on a real socket - passes the strict check, renders with wbtunectl's renderers,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for the saved-originals file: round trip, version, checksum, ranges, and files not to trust. */
 #include "log.h"
 #include "savedfile.h"

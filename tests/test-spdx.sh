@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every source file (the list of scripts/add-spdx.sh --list: C, headers, shell, Python, Makefile.am,
 # *.mk, configure.ac, debian/'s scripts, the completions) names its licence in its first lines,
 # "SPDX-License-Identifier: GPL-2.0-or-later" as COPYING and debian/copyright say, with a #! or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the remembered speeds: the file (round trip, every kind of damage, foreign, huge) and
  * device identities read from fake trees. */
 #include "speeds.h"

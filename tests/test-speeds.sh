@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Remembered speeds end to end on a fake tree: a speeds file in the state dir is the prior of the device
 # it names (devices, show and explain say "remembered (age 3 h)"); a damaged one is refused in one log
 # line naming the file, and the daemon runs on without it.

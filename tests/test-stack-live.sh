@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A loop device on a file in the ext4 of another loop device: the daemon in auto mode, 15 s of
 # writes to the upper loop, and the lower device's knobs are never changed (a strict cap there
 # would throttle the upper loop's own worker: the stacked-device deadlock).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Real machines in fake trees: many CPUs (per-CPU counter noise), stacked devices (dm, loop) and NFS pauses. */
 #include <errno.h>
 #include <ftw.h>

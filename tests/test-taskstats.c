@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for the taskstats decoder (v13 and v16 payloads) and, as root, live queries and the no-CAP_NET_ADMIN path. */
 #include <fcntl.h>
 #include <linux/capability.h>

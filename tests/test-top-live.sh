@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Live: the daemon (observe mode, own socket) shows a dd throttled on our own slow loop device in
 # `wbtunectl top --once --json`, and its trace instance is gone once it stops. Root only; 77 without the means.
 set -u

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Live driver for test-trace-live.sh: trace balance_dirty_pages in a private instance for a while and print
  * who was paused. Usage: test-trace-live INSTANCE SECONDS [READY_FILE]. Exit 0 if the run was clean, 77 if no tracefs. */
 #include <inttypes.h>

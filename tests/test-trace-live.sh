@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Live: a dd throttled on our own slow loop device must show up as paused in trace.c's tables,
 # and the private trace instance must be gone afterwards. Root only; skips (77) without the means.
 set -u

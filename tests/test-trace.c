@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for the trace_pipe parser and per-tick aggregation, on text captured from the 6.18 kernel. */
 #include <string.h>
 #include <sys/stat.h>

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # systemd/wbtuned.service: systemd-analyze verify must print nothing; hardening must not regress.
 set -u
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for util.c: number parsing, sizes, durations, file helpers. */
 #include "util.h"
 #include "log.h"

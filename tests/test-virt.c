@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for virt.c: container detection on fake trees, one marker at a time. */
 #include "virt.h"
 #include "util.h"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Live: `wbtunectl wait` on our own slow loop device (ext4, blkio-throttled to 4 MB/s): it syncs the mount
 # point, shows the backlog draining, and exits 0 only once the device holds nothing dirty or under
 # writeback; --timeout fails (5) and says what is left; a caller who cannot open the mount point is told

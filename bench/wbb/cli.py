@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Command line: run, quick, cleanup, report, cost, soak, crash, faketree."""
 import argparse
 import atexit

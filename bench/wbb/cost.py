@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """`wbbench cost`: the daemon's own cost -- CPU time per tick and peak RSS -- with
 10/100/1000 fake BDIs (wbtuned --root FAKETREE) and on the live testbed.
 

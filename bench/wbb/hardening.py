@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """`wbbench soak` and `wbbench crash`: the daemon on the live testbed for a long time (devices coming
 and going, writers starting and stopping, reloads, valgrind) and killed -9 at random points; both
 check that every vm knob and every knob of every BDI ends exactly as it was before the first start.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Save and restore every kernel knob wbbench touches.
 
 vm dirty knobs come in bytes/ratio pairs: writing one member zeroes the other, and

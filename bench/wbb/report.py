@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Summaries over repeats, markdown tables, json files and gnuplot figures."""
 import json
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Run cases x tunings x repeats, interleaved: for each repeat, each case, each tuning."""
 import glob
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Sample global and per-device dirty/writeback state every 100 ms in a thread."""
 import threading
 import time

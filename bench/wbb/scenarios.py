@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Scenarios from the kernel threads in /work/shared/seeds, scaled to this VM.
 
 A scenario declares the devices its testbed needs and yields cases. A case is one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The testbed: loop devices on sparse files in a private dir, filesystems, throttles,
 and the journal that lets every exit path (and `wbbench cleanup`) undo it all."""
 import fcntl

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The transitions family (issue 9): changes of state in the middle of a run.
 
 The daemon starts or restarts over a large backlog, a device slows down 30x, an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Tables and plots of the transitions family (see transitions.py)."""
 import os
 import shutil

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Tunings compared side by side.
 
 How a tuning combines with the scenario's base (its dirty_bytes pin, e.g. thresh's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Small helpers: logging, running commands, sizes, statistics."""
 import os
 import re

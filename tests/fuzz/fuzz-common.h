@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Shared by the libFuzzer harnesses (a header, not a harness: only fuzz-*.c are built as harnesses). */
 #pragma once
 

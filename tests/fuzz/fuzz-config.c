@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer harness: the config parser (config_parse_text(), the code config_load() runs on each
  * file). A config that loads must dump to a file that loads back to the same config; a config that
  * fails must leave the caller's untouched; matching devices against it must not crash. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer: the metrics snapshot fed arbitrary JSON as the status result and as devices. Reading it
  * never crashes, and the rendered text is UTF-8 made of HELP, TYPE and sample lines only, whatever the
  * names hold. Build and run: tests/fuzz/run.sh. */

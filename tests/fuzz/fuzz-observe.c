@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer harness: the /proc, /sys and debugfs readers (observe + devnames + report), driven through
  * observe_sample_at() on a fake tree whose files come from the input. The tree lives under $TMPDIR.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer: wbtunectl's reading of replies fed arbitrary JSON (and arbitrary CSV for plot). The
  * check against the protocol, every renderer on checked and unchecked objects, and the plot's CSV
  * reader never crash, and what they print holds no control character but the newline; nor do the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer: one request line through control.c's path (UTF-8, JSON, \u0000, verb, privileges) into
  * the daemon's own verb handlers (their arguments: device, format), on a small fixed state. Whatever
  * the line, the reply is one object with the version and "ok", valid UTF-8 that the client's parser

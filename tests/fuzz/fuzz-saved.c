@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer harness: the saved-originals file parser (saved_file_parse(), what the daemon runs on the
  * file a crashed run left). Whatever the bytes, it must not crash; a file it accepts must hold only
  * values the kernel takes, and must write back (saved_file_write()) to a file that parses to the same. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer harness: the remembered-speeds file parser (speeds_parse(), what the daemon runs on the file
  * it finds at start). Whatever the bytes, it must not crash nor read past them (the input has no NUL);
  * a file it accepts must hold only well-formed entries within the bounds, and must write back

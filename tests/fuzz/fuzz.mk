@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds the libFuzzer harnesses with clang: every tests/fuzz/fuzz-*.c is one harness, linked against
 # every src/*.c but the two mains and tests/jsonc-strict-018.c (json-c 0.18's strict mode), all built
 # with ASan+UBSan and fuzzer coverage. Invoked by the fuzz targets of Makefile.am (GNU make), which

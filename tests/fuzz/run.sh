@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Run libFuzzer harnesses built by `make fuzz-build`, each for a fixed time, on a working copy of its
 # seed corpus (tests/fuzz/corpus/NAME/, merged back into nothing: new inputs stay in the build dir).
 #   run.sh --probe                  exit 0 if clang can build libFuzzer+ASan programs, 77 if not
