@@ -371,6 +371,14 @@ static uint64_t first_bound(const sample *s, const config *c, const bdi_device *
         uint64_t bound;
         char a[16], b[16];
 
+        /* a memory-limited cgroup's writers are throttled in its own domain, where a device's max is a
+         * ratio of the cgroup's threshold (wb_dirty_limits(mdtc)): a 64M bound is a few megabytes there
+         * and would stall a container's writer the kernel alone lets run. A guess is not worth that. */
+        if (s->memcg.n_writing > 0) {
+                snprintf(why, why_size, "no first bound while %u memory-limited cgroup(s) write (%.60s)",
+                         s->memcg.n_writing, s->memcg.example);
+                return 0;
+        }
         if (known_bw_bytes_per_s) {
                 bound = MAX(mul_div(known_bw_bytes_per_s, target_ms, 1000), c->min_device_bytes);
                 snprintf(why, why_size, "first bound from its known speed: %s/s x %.1f s target, %s",

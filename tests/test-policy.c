@@ -137,6 +137,19 @@ static void test_idle_machine_has_first_bounds(void) {
         CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, FIRST_BOUND_STICK);
         f.s.global.dirty_thresh_bytes = 4600 * MB;
+        /* a memory-limited cgroup writes: in its domain a bound is a share of its own limit (6.12 guest:
+         * a MemoryMax=2G writer at 0.60 of its speed alone): no guess, as the kernel alone */
+        f.s.memcg.n_writing = 1;
+        snprintf(f.s.memcg.example, sizeof f.s.memcg.example, "system.slice/run-u7.service");
+        flood(&f.dev[0], 50 * MB, 200 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted);
+        CHECK(!dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted);
+        f.s.memcg.n_writing = 0;
+        idle(&f.dev[0]);
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, FIRST_BOUND_DISK);
         /* unless the configuration says not to */
         f.c.unmeasured_device_bytes = 0;
         CHECK(tick(&f) == 0);
