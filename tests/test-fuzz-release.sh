@@ -103,6 +103,9 @@ runuser -u builder -- bash "/build/$1/tests/fuzz/run.sh" "$2" "/build/$1/b/fuzz-
 echo $? > run.rc
 mark ran
 EOF
+# a failing run's binaries and artifacts are kept here: none from an earlier run
+keep=$top_builddir/fuzz-release-$suite
+rm -rf "$keep"
 t=$SECONDS
 systemd-nspawn -q -D "$b/root" --register=no --keep-unit --pipe \
         /bin/bash /build/fuzz.sh "wbtuned-$version" "$seconds" < /dev/null > "$tmp/nspawn.out" 2>&1 ||
@@ -136,8 +139,6 @@ failed=0
 [[ -n $missing ]] && { log "FAIL: make fuzz-build did not build:$missing"; failed=1; }
 [[ $(rcof run) == 0 ]] || { log "FAIL: tests/fuzz/run.sh $seconds (exit $(rcof run))"; failed=1; }
 if [[ $failed -ne 0 ]]; then
-        keep=$top_builddir/fuzz-release-$suite
-        rm -rf "$keep"
         mkdir -p "$keep"
         cp -a "$fuzzdir"/fuzz-* "$fuzzdir"/artifacts "$keep"/ 2> /dev/null
         cp "$out"/*.log "$out/versions" "$keep"/ 2> /dev/null
@@ -146,7 +147,7 @@ if [[ $failed -ne 0 ]]; then
         for a in "$keep"/artifacts/*/*; do
                 [[ -f $a ]] || continue
                 h=$(basename "$(dirname "$a")")
-                log "  systemd-nspawn -q -D \$(bash scripts/rootfs.sh base $suite) --read-only --bind-ro=$keep:/fuzz /fuzz/$h /fuzz/artifacts/$h/$(basename "$a")"
+                log "  systemd-nspawn -q -D \$(bash scripts/rootfs.sh base $suite) --register=no --keep-unit --pipe --read-only --bind-ro=$keep:/mnt /mnt/$h /mnt/artifacts/$h/$(basename "$a")"
         done
         fail "$suite: the fuzz run failed"
 fi
