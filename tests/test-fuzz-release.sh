@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every libFuzzer harness (tests/fuzz/fuzz-*.c) built and run on one Debian release, with that
 # release's own clang and libFuzzer against its json-c (and the rest of the Build-Depends): a newer
 # json-c's parser and serializer may differ where the unit-test fixtures do not look.
