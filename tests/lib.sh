@@ -170,3 +170,11 @@ live_lock() {
         fi
         export WBTUNED_LIVE_LOCK_HELD=1
 }
+
+# mount_overlay LOWER DIR: DIR/root, a writable overlay of LOWER (DIR/upper, DIR/work), unmounted on exit.
+mount_overlay() {
+        mkdir -p "$2/upper" "$2/work" "$2/root"
+        mount -t overlay overlay -o "lowerdir=$1,upperdir=$2/upper,workdir=$2/work" "$2/root" 2> "$tmp/overlay.err" ||
+                fail "cannot mount an overlay of $1: $(cat "$tmp/overlay.err")"
+        push_cleanup "! mountpoint -q '$2/root' || umount '$2/root' 2>/dev/null || umount -l '$2/root'"
+}

@@ -75,10 +75,7 @@ cat "$tmp/rootfs.err"
 log "build rootfs $buildfs ready after $((SECONDS - t)) s"
 
 b=$tmp/build
-mkdir -p "$b/upper" "$b/work" "$b/root"
-mount -t overlay overlay -o "lowerdir=$buildfs,upperdir=$b/upper,workdir=$b/work" "$b/root" 2> "$tmp/overlay.err" ||
-        fail "cannot mount an overlay of $buildfs: $(cat "$tmp/overlay.err")"
-push_cleanup "! mountpoint -q '$b/root' || umount '$b/root' 2>/dev/null || umount -l '$b/root'"
+mount_overlay "$buildfs" "$b"
 mkdir "$b/root/build"
 cp -a "$src" "$b/root/build/"
 cat > "$b/root/build/build.sh" <<'EOF'
