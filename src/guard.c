@@ -67,6 +67,7 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
         knob_decision *kd = &d->global[KNOB_DIRTY_BYTES], *kb = &d->global[KNOB_DIRTY_BACKGROUND_BYTES];
         uint64_t inflight = s->global.dirty_bytes + s->global.writeback_bytes, expected = 0, need = 0;
         uint64_t stuck, floor_stall, floor_freerun, floor, fall, ceiling, held, dirtying = 0, free_limit;
+        unsigned fall_keep_percent;
         char a[16], b[16], c[16];
 
         if (!kd->wanted)
@@ -109,10 +110,13 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
         held = MAX(kd->value, MAX(floor, fall));
         /* the threshold read back is the written value rounded by the kernel, and the floor moves with
          * every tick's counts: within 1 % of last tick's hold, or less than a step below it, hold the
-         * same bytes (no rewrite) */
+         * same bytes (no rewrite); a floor less than two steps below it, as the step with room above a
+         * floor would otherwise be undone by the floor's own jitter (onoff-a wrote dirty_bytes every
+         * tick, 274M, 312M, 278M, 316M, and every device's cap was rescaled with it) */
+        fall_keep_percent = held == floor && floor > kd->value ? 2 * GUARD_STEP_PERCENT : GUARD_STEP_PERCENT;
         if (held != kd->value && st->held_bytes && st->held_bytes >= floor &&
             (near(held, st->held_bytes) ||
-             (held < st->held_bytes && held + st->held_bytes / 100 * GUARD_STEP_PERCENT > st->held_bytes)))
+             (held < st->held_bytes && held + st->held_bytes / 100 * fall_keep_percent > st->held_bytes)))
                 held = MIN(st->held_bytes, ceiling);
         /* raised by a backlog still growing: a step with room, not a write every tick (start-a: the
          * disk's writer lifted the floor ~0.2 % a tick, and both global knobs were written 40 times) */
@@ -197,39 +201,42 @@ static uint64_t strict_drain_per_s(const bdi_device *dev, const device_decision 
         return MAX(dd->bw_bytes_per_s, GUARD_DRAIN_FLOOR_BYTES_PER_S);
 }
 
-/* A strict cap below the backlog: a strict wb's writers stop at its threshold (pos_ratio 0) until the
- * device drains under it, so the threshold (the cap, with min_bytes equal) is put below what the device
- * holds by GUARD_STRICT_FALL_PERCENT of what it drains over dt_s, and goes on falling so each second,
- * never further below the backlog than GUARD_STRICT_BLOCK_MS of its drain: its writers are paced below
- * the device's speed, never stopped for long, and the backlog comes down to the policy's bound. Once
- * begun, the hold never rises: a writer that outran its device must not lift its own cap. */
-static void guard_strict(const bdi_device *dev, double dt_s, device_decision *dd, guard_state *st) {
+/* How far above the backlog a strict hold keeps the cap (GUARD_STRICT_HEADROOM_PERCENT, at least
+ * GUARD_STRICT_HEADROOM_MIN_BYTES and the error of the counters). */
+static uint64_t strict_headroom(const bdi_device *dev) {
+        return MAX(dev->backlog_bytes / 100 * GUARD_STRICT_HEADROOM_PERCENT,
+                   MAX(GUARD_STRICT_HEADROOM_MIN_BYTES, 2 * dev->counter_error_bytes));
+}
+
+/* A strict cap below the backlog would stop the device's writers (pos_ratio 0) until it drained under it.
+ * A hold keeps the cap (min_bytes equal) strict_headroom() above what the device holds instead: its writers
+ * are paced in the top of the wb's control range, below the device's speed, the backlog comes down and
+ * the cap follows it tick by tick to the policy's. Once begun, the hold never rises: a writer that
+ * outran its device must not lift its own cap. */
+static void guard_strict(const bdi_device *dev, device_decision *dd, guard_state *st) {
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
-        uint64_t drain_per_s = strict_drain_per_s(dev, dd), step_bytes, block_bytes, base, held, lowest;
-        guard_hold *h;
+        uint64_t ceiling = dev->backlog_bytes + strict_headroom(dev), held;
+        guard_hold *h = find_hold(st, dev->bdi, false);
         char a[16], b[16], c[16], d[16];
 
-        step_bytes = (uint64_t) ((double) drain_per_s * dt_s * GUARD_STRICT_FALL_PERCENT / 100.0);
-        block_bytes = mul_div(drain_per_s, GUARD_STRICT_BLOCK_MS, 1000);
-        if (kmax->value + MAX(step_bytes, strict_slack(dev)) >= dev->backlog_bytes) {
+        /* a backlog within the kernel's batching of the cap is no oversized one */
+        if (!h && kmax->value + strict_slack(dev) >= dev->backlog_bytes)
+                return;
+        held = h && h->cap_bytes ? MIN(h->cap_bytes, ceiling) : ceiling;
+        if (held <= kmax->value) {
+                /* down to the policy's cap: the hold is over */
                 forget_hold(st, dev->bdi);
                 return;
         }
-        h = find_hold(st, dev->bdi, true);
-        base = h && h->cap_bytes ? MIN(h->cap_bytes, dev->backlog_bytes) : dev->backlog_bytes;
-        held = base > step_bytes ? base - step_bytes : 0;
-        lowest = dev->backlog_bytes > block_bytes ? dev->backlog_bytes - block_bytes : 0;
-        held = MAX(held, lowest);
-        if (h && h->cap_bytes)
-                held = MIN(held, h->cap_bytes);
-        held = MAX(held, kmax->value);
+        if (!h)
+                h = find_hold(st, dev->bdi, true);
         if (h)
                 h->cap_bytes = held;
         hold(kmax, held, "descent of an oversized backlog: held at %s, the device holds %s and drains %s/s; "
              "its writers are paced below that until it is down to %s",
              format_bytes(a, sizeof a, held), format_bytes(b, sizeof b, dev->backlog_bytes),
-             format_bytes(c, sizeof c, drain_per_s), format_bytes(d, sizeof d, kmax->policy_value));
+             format_bytes(c, sizeof c, strict_drain_per_s(dev, dd)), format_bytes(d, sizeof d, kmax->policy_value));
         /* its threshold is min_bytes plus its share of the pool, at most max_bytes: the minimum makes
          * the cap the threshold whatever the share (the policy's minimum of a strict device is its cap;
          * one from the config is the admin's). Equal, they fall together, the minimum never above. */
@@ -295,7 +302,6 @@ static void guard_device(const bdi_device *dev, uint64_t thresh_bytes, device_de
 
 void guard_apply(const sample *s, guard_state *st, decision *d) {
         uint64_t limit_bytes;
-        double dt_s;
 
         for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++)
                 d->global[k].policy_value = d->global[k].value;
@@ -308,9 +314,6 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
         guard_global(s, st, d);
         /* the limit this tick lets through: what the devices' minimums are ratios of */
         limit_bytes = d->global[KNOB_DIRTY_BYTES].wanted ? d->global[KNOB_DIRTY_BYTES].value : s->global.dirty_thresh_bytes;
-        dt_s = st->sample_usec && s->time_usec > st->sample_usec ? MIN((double) (s->time_usec - st->sample_usec) / 1e6, 1.0)
-                                                                   : 0.0;
-        st->sample_usec = s->time_usec;
         /* the policy's minimums are ratios of the limit this tick lets through */
         decision_fit_minimums(d, s, limit_bytes, MIN_BUDGET_PERCENT);
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++) {
@@ -319,7 +322,7 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
                 if (!dd->managed || strcmp(dd->bdi, s->devices[i].bdi) != 0)
                         continue;
                 if (dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].wanted && dd->capped)
-                        guard_strict(&s->devices[i], dt_s, dd, st);
+                        guard_strict(&s->devices[i], dd, st);
                 else {
                         /* no strict cap wanted this tick: a hold of one ends */
                         forget_hold(st, dd->bdi);

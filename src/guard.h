@@ -19,13 +19,18 @@
  * global freerun point its writers are paced by the kernel's control line, with its 1/4 floor. */
 #define GUARD_CAP_HEADROOM_PERCENT 2
 /* A strict device's writers are stopped at its threshold, min(max_bytes, min_bytes + its share of the
- * pool) (pos_ratio 0, no 1/4 floor), and run at its own pace below it. A strict cap below what the device
- * holds is held below that backlog by this much of what the device drains per second, and falls so
- * each second, min_bytes with it: its writers get less than the device's speed and the backlog comes
- * down (issue 21: held at its freerun point, a writer paced at the device's drain kept 1784 MB for 25 s). */
-#define GUARD_STRICT_FALL_PERCENT 50
-/* ... but never further below the backlog than this much of its drain: a writer then waits at most
- * about that long for the device to drain under its threshold. */
+ * pool) (pos_ratio 0, no 1/4 floor), and paced between its setpoint and that threshold: the setpoint is
+ * (threshold + its background share) / 2, 3/4 of it with background at half the limit, and
+ * wb_position_ratio()'s cubic gives about half the rate limit at 95 %. A strict hold keeps the cap this
+ * much above what the device holds: its writers are paced below the device's speed, never stopped, the
+ * backlog comes down and the cap follows it (issue 21: a cap held below the backlog stopped the writer of a
+ * bursty 8 MB/s device for 4.2 s; one held at its freerun point let the writer keep pace with the device). */
+#define GUARD_STRICT_HEADROOM_PERCENT 5
+/* ... and at least this much above it: the kernel's batches (4M writeback chunks) move a small backlog by
+ * more than 5 %. */
+#define GUARD_STRICT_HEADROOM_MIN_BYTES (1ULL << 20)
+/* A strict device holding more than this much of its drain above its threshold would stop its writers for
+ * about that long: it is left not strict while it drains. */
 #define GUARD_STRICT_BLOCK_MS 1000
 /* Writers overshoot a strict threshold by a few megabytes (per-CPU batches, 4M writeback chunks): a
  * backlog this far above the cap is no oversized backlog, and no reason to drop strict. */
@@ -60,7 +65,6 @@ typedef struct guard_state {
         uint64_t ceiling_bytes;          /* the first threshold seen: what the kernel alone allows */
         uint64_t clamps_total;           /* how often the guard held a knob */
         uint64_t held_bytes;             /* dirty_bytes as the guard held it last tick (0: not held) */
-        uint64_t sample_usec;            /* the last sample's time: what a device wrote since is its drain */
         guard_hold holds[GUARD_DEVICES_MAX];   /* devices whose strict cap the guard holds */
 } guard_state;
 
@@ -72,10 +76,10 @@ typedef struct guard_state {
  * - dirty_background_bytes follows a held dirty_bytes (half of it, as the kernel's defaults);
  *   while a memory-limited cgroup writes, dirty_bytes stays at what the kernel alone allowed (that
  *   cgroup's limit is the global one's share of memory applied to its own);
- * - a strict device's max_bytes and min_bytes are held under its backlog by GUARD_STRICT_FALL_PERCENT
- *   of what it drains in the time since the last sample, falling so every tick, never more than
- *   GUARD_STRICT_BLOCK_MS of its drain below the backlog; such a hold may rise above the cap in place
- *   when it begins, never after, so it cannot ratchet up. Where its minimum would not fit within
+ * - a strict device holding more than its cap (plus GUARD_STRICT_SLACK_BYTES) has max_bytes and min_bytes
+ *   held GUARD_STRICT_HEADROOM_PERCENT above its backlog, following it down tick by tick until the policy's
+ *   cap is reached; such a hold may rise above the cap in place when it begins, never after, so it cannot
+ *   ratchet up. Where its minimum would not fit within
  *   GUARD_HOLD_BUDGET_PERCENT of the limit after all other minimums, the device is left not strict
  *   while it drains (as the kernel alone would pace it) instead of being stopped;
  * - any other device's max_bytes does not fall below its backlog plus GUARD_CAP_HEADROOM_PERCENT

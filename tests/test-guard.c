@@ -329,6 +329,31 @@ static void test_rising_floor_steps(void) {
                (unsigned long long) changes);
         CHECK(never_below_floor);
         CHECK(changes <= 4);
+
+        /* onoff-a: the floor jittered a few percent tick by tick, and the step with room above it was
+         * undone by the next dip: dirty_bytes written every tick (274M, 312M, 278M, 316M...) */
+        fixture_init(&f, 400 * M);
+        f.st = (guard_state) { .limit_bytes = 400 * M, .ceiling_bytes = 400 * M, .limit_changed_usec = 1 };
+        last = changes = 0;
+        never_below_floor = true;
+        for (uint64_t t = 0; t < 40; t++) {
+                f.s.global.dirty_bytes = f.s.global.writeback_bytes = 0;
+                f.s.time_usec = 10000 * SEC + t * 100000;
+                /* the capped device holds 200M, 6 % more every other tick */
+                holds(&f, 1, t % 2 ? 212 * M : 200 * M, 0);
+                f.dd[1].capped = true;
+                want(GD(&f), 64 * M);
+                guard_apply(&f.s, &f.st, &f.d);
+                never_below_floor = never_below_floor && GD(&f)->value >= f.dev[1].backlog_bytes;
+                if (last && GD(&f)->value != last)
+                        changes++;
+                last = GD(&f)->value;
+                f.s.global.dirty_thresh_bytes = last;
+        }
+        printf("# a capped backlog jittering 6 %% tick by tick for 4 s: %llu changes of the held limit\n",
+               (unsigned long long) changes);
+        CHECK(never_below_floor);
+        CHECK(changes <= 1);
 }
 
 /* min_bytes are ratios of the limit let through: fitted to the held limit, not the policy's. */
@@ -384,74 +409,76 @@ static void strict_tick(fixture *f, double dt_s, uint64_t backlog, uint64_t cap)
         want(STRICT(f, 1), 1);
 }
 
+/* What a strict hold keeps the cap at over a backlog of b: GUARD_STRICT_HEADROOM_PERCENT above it. */
+static uint64_t above(uint64_t b) {
+        return b + MAX(b / 100 * GUARD_STRICT_HEADROOM_PERCENT, GUARD_STRICT_HEADROOM_MIN_BYTES);
+}
+
 static void test_strict_caps(void) {
         fixture f;
-        bool below = true, never_blocked = true;
+        bool followed = true, never_stopped = true;
         int n;
 
-        printf("# a strict cap far below the backlog is held at the backlog when the hold begins, min_bytes with it\n");
+        printf("# a strict cap far below the backlog is held just above the backlog, min_bytes with it\n");
         strict_fixture(&f, 1000 * M, 240 * M, 60 * M);
         guard_apply(&f.s, &f.st, &f.d);
-        CHECK_EQ_U64(MAXB(&f, 1)->value, 240 * M);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, above(240 * M));
         CHECK(MAXB(&f, 1)->held);
         CHECK_EQ_U64(MAXB(&f, 1)->policy_value, 60 * M);
-        CHECK_EQ_U64(MINB(&f, 1)->value, 240 * M);
+        CHECK_EQ_U64(MINB(&f, 1)->value, above(240 * M));
         CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
         CHECK(strstr(MAXB(&f, 1)->held_reason, "descent of an oversized backlog") != NULL);
 
-        /* issue 21: held at its freerun point, the writer was paced at the device's speed and the
-         * backlog stayed at its peak. Its writer dirties all it may: the backlog sits at the cap. */
-        printf("# ... then it comes down below the backlog by half of 30M/s each second, never a second's drain\n");
-        for (n = 1; n <= 20 && MAXB(&f, 1)->held; n++) {
-                uint64_t backlog = MAXB(&f, 1)->value;
+        /* issue 21: a cap below the backlog stops a strict wb's writers (pos_ratio 0) until the device
+         * drains under it: a bursty 8 MB/s device's writer waited 4.2 s. Paced in the top of its control
+         * range, the writer gets about half of the device's speed: 30M/s drained, 15M/s dirtied. */
+        printf("# ... then it follows the backlog down, never below it, as the writer is paced at half the drain\n");
+        for (n = 1; n <= 30 && MAXB(&f, 1)->held; n++) {
+                uint64_t backlog = 240 * M - 15 * M * (uint64_t) n;
 
                 strict_tick(&f, 1.0, backlog, 60 * M);
                 guard_apply(&f.s, &f.st, &f.d);
                 if (MAXB(&f, 1)->held) {
-                        below = below && MAXB(&f, 1)->value == backlog - 15 * M;
-                        never_blocked = never_blocked && MAXB(&f, 1)->value + 30 * M >= backlog;
+                        followed = followed && MAXB(&f, 1)->value == above(backlog);
+                        never_stopped = never_stopped && MAXB(&f, 1)->value > backlog;
                         CHECK_EQ_U64(MINB(&f, 1)->value, MAXB(&f, 1)->value);
                         CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
                 }
         }
         printf("#   down to the policy's 60M after %d s\n", n - 1);
-        CHECK(below);
-        CHECK(never_blocked);
+        CHECK(followed);
+        CHECK(never_stopped);
         CHECK(n - 1 >= 11 && n - 1 <= 13);
         CHECK_EQ_U64(MAXB(&f, 1)->value, 60 * M);
+        CHECK(!MAXB(&f, 1)->held && !MINB(&f, 1)->held);
         CHECK(f.st.holds[0].bdi[0] == '\0');
 
-        printf("# the same for a backlog that does not move (a slowdown, a start with it dirty)\n");
+        printf("# a backlog that does not move (a slowdown, a start with it dirty): the cap stays above it\n");
         strict_fixture(&f, 1000 * M, 240 * M, 60 * M);
         guard_apply(&f.s, &f.st, &f.d);
-        strict_tick(&f, 1.0, 240 * M, 60 * M);
-        guard_apply(&f.s, &f.st, &f.d);
-        CHECK_EQ_U64(MAXB(&f, 1)->value, 225 * M);
-        strict_tick(&f, 1.0, 240 * M, 60 * M);
-        guard_apply(&f.s, &f.st, &f.d);
-        CHECK_EQ_U64(MAXB(&f, 1)->value, 210 * M);
-        printf("# ... but never more than a second's drain below it: a writer waits a second at most\n");
-        strict_tick(&f, 1.0, 240 * M, 60 * M);
-        guard_apply(&f.s, &f.st, &f.d);
-        CHECK_EQ_U64(MAXB(&f, 1)->value, 210 * M);
+        for (n = 0; n < 5; n++) {
+                strict_tick(&f, 1.0, 240 * M, 60 * M);
+                guard_apply(&f.s, &f.st, &f.d);
+        }
+        CHECK_EQ_U64(MAXB(&f, 1)->value, above(240 * M));
 
-        printf("# ... never rises again: a writer that outran its device\n");
+        printf("# ... comes down with it, and never rises again: a writer that outran its device\n");
         strict_tick(&f, 0.1, 230 * M, 60 * M);
         guard_apply(&f.s, &f.st, &f.d);
-        CHECK_EQ_U64(MAXB(&f, 1)->value, 210 * M - 30 * M / 20);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, above(230 * M));
         strict_tick(&f, 0.1, 235 * M, 60 * M);
         guard_apply(&f.s, &f.st, &f.d);
-        CHECK(MAXB(&f, 1)->value <= 210 * M - 30 * M / 20);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, above(230 * M));
         CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
 
         printf("# ... and more than a second's drain above that cap it is not strict (it would stop) until it drains\n");
-        strict_tick(&f, 0.1, 260 * M, 60 * M);
+        strict_tick(&f, 0.1, above(230 * M) + 31 * M, 60 * M);
         guard_apply(&f.s, &f.st, &f.d);
         CHECK(STRICT(&f, 1)->value == 0 && STRICT(&f, 1)->held);
         CHECK(strstr(STRICT(&f, 1)->held_reason, "more than a second's drain above its held cap") != NULL);
 
-        printf("# once the policy's cap is within half a second's drain of the backlog, the hold ends\n");
-        strict_tick(&f, 0.1, 30 * M, 60 * M);
+        printf("# once the backlog with its headroom is within the policy's cap, the hold ends\n");
+        strict_tick(&f, 0.1, 50 * M, 60 * M);
         guard_apply(&f.s, &f.st, &f.d);
         CHECK_EQ_U64(MAXB(&f, 1)->value, 60 * M);
         CHECK(!MAXB(&f, 1)->held && !MINB(&f, 1)->held && !STRICT(&f, 1)->held);
@@ -460,7 +487,13 @@ static void test_strict_caps(void) {
         printf("# ... and a new hold may begin above the cap in place\n");
         strict_tick(&f, 0.1, 90 * M, 60 * M);
         guard_apply(&f.s, &f.st, &f.d);
-        CHECK_EQ_U64(MAXB(&f, 1)->value, 90 * M - 30 * M / 20);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, above(90 * M));
+
+        printf("# a small backlog gets at least %llu M of headroom (the kernel's batches move it more than 5 %%)\n",
+               GUARD_STRICT_HEADROOM_MIN_BYTES / M);
+        strict_fixture(&f, 1000 * M, 12 * M, 4 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 12 * M + GUARD_STRICT_HEADROOM_MIN_BYTES);
 
         /* test-auto-live: a 1 MB/s device's writer a couple of megabytes over its 64M first bound (the
          * kernel's batches) was taken for an oversized backlog, and strict was dropped: it then ran free */
@@ -480,14 +513,14 @@ static void test_strict_caps(void) {
         printf("# a held minimum may take more than the policy's %d %% of the limit: 240M of 400M\n", MIN_BUDGET_PERCENT);
         strict_fixture(&f, 400 * M, 240 * M, 16 * M);
         guard_apply(&f.s, &f.st, &f.d);
-        CHECK_EQ_U64(MINB(&f, 1)->value, 240 * M);
+        CHECK_EQ_U64(MINB(&f, 1)->value, above(240 * M));
         CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
 
         printf("# a minimum that fits in part, %d %% of 250M, stays strict: 240M is within a second's drain of it\n",
                GUARD_HOLD_BUDGET_PERCENT);
         strict_fixture(&f, 250 * M, 240 * M, 16 * M);
         guard_apply(&f.s, &f.st, &f.d);
-        CHECK_EQ_U64(MAXB(&f, 1)->value, 240 * M);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, above(240 * M));
         CHECK_EQ_U64(MINB(&f, 1)->value, 250 * M / 100 * GUARD_HOLD_BUDGET_PERCENT);
         CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
 
@@ -495,7 +528,7 @@ static void test_strict_caps(void) {
                "strict while it drains, minimum as wanted\n", GUARD_HOLD_BUDGET_PERCENT);
         strict_fixture(&f, 220 * M, 240 * M, 16 * M);
         guard_apply(&f.s, &f.st, &f.d);
-        CHECK_EQ_U64(MAXB(&f, 1)->value, 240 * M);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, above(240 * M));
         CHECK(STRICT(&f, 1)->value == 0 && STRICT(&f, 1)->held);
         CHECK(strstr(STRICT(&f, 1)->held_reason, "does not fit") != NULL);
         CHECK_EQ_U64(MINB(&f, 1)->value, 16 * M);
@@ -506,26 +539,27 @@ static void test_strict_caps(void) {
         want(MINB(&f, 1), 8 * M);
         MINB(&f, 1)->from_config = true;
         guard_apply(&f.s, &f.st, &f.d);
-        CHECK_EQ_U64(MAXB(&f, 1)->value, 240 * M);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, above(240 * M));
         CHECK_EQ_U64(MINB(&f, 1)->value, 8 * M);
 }
 
-/* The strict hold falls per second of drain, whatever the tick; its writer keeps the backlog at it. */
+/* The strict hold follows the backlog, whatever the tick: the kernel paces the writer, not the tick. */
 static void test_strict_same_per_second(void) {
         static const double ticks_s[] = { 0.1, 0.25, 1.0 };
 
-        printf("# the strict hold falls per second, whatever the tick: 2 s at 30M/s\n");
+        printf("# the strict hold follows the backlog whatever the tick: 2 s of a backlog falling 15M/s\n");
         for (size_t t = 0; t < sizeof ticks_s / sizeof ticks_s[0]; t++) {
+                int n_ticks = (int) (2.0 / ticks_s[t] + 0.5);
                 fixture f;
 
                 strict_fixture(&f, 1000 * M, 240 * M, 60 * M);
                 guard_apply(&f.s, &f.st, &f.d);
-                for (int i = 0; i < (int) (2.0 / ticks_s[t] + 0.5); i++) {
-                        strict_tick(&f, ticks_s[t], MAXB(&f, 1)->value, 60 * M);
+                for (int i = 1; i <= n_ticks; i++) {
+                        strict_tick(&f, ticks_s[t], 240 * M - (uint64_t) (30.0 * M * i / n_ticks), 60 * M);
                         guard_apply(&f.s, &f.st, &f.d);
                 }
                 printf("#   tick %4.0f ms: cap %" PRIu64 " M\n", ticks_s[t] * 1000, (uint64_t) (MAXB(&f, 1)->value / M));
-                CHECK(MAXB(&f, 1)->value / M >= 209 && MAXB(&f, 1)->value / M <= 210);
+                CHECK_EQ_U64(MAXB(&f, 1)->value, above(210 * M));
         }
 }
 
@@ -549,7 +583,7 @@ static void test_gone_device_leaves_no_hold(void) {
         strict_tick(&f, 1.0, 300 * M, 60 * M);
         f.dev[1].seen_before = false;
         guard_apply(&f.s, &f.st, &f.d);
-        CHECK_EQ_U64(MAXB(&f, 1)->value, 300 * M - 15 * M);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, above(300 * M));
         CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
 
         printf("# the same when it is replaced between two ticks (a new device: not seen before)\n");
@@ -558,7 +592,7 @@ static void test_gone_device_leaves_no_hold(void) {
         strict_tick(&f, 1.0, 300 * M, 60 * M);
         f.dev[1].seen_before = false;
         guard_apply(&f.s, &f.st, &f.d);
-        CHECK_EQ_U64(MAXB(&f, 1)->value, 300 * M - 15 * M);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, above(300 * M));
         CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
 
         printf("# ... and one no longer managed (manage = no) has its hold dropped too\n");
