@@ -418,6 +418,30 @@ static void want_first_bound(policy_device_state *ds, uint64_t bound, const char
         ds->strict = ds->presumed = true;
 }
 
+/* A device known slow from before (its speed remembered, not measured in this run) and not capped yet:
+ * its cap from that speed, strict, in place before its first write instead of the pool; not where the
+ * cap would not be under half the limit, nor below what it holds (a cap no writer needs yet would be a
+ * descent the guard holds with a minimum). True if wanted. */
+static bool want_remembered_cap(policy_device_state *ds, uint64_t target_ms, uint64_t floor, uint64_t limit,
+                                uint64_t backlog_bytes, device_decision *dd) {
+        knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
+        knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
+        uint64_t cap;
+        char a[16];
+
+        if (!ds->measured || ds->max_bytes || ds->source != SPEED_REMEMBERED)
+                return false;
+        cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
+        if (cap > limit / STRICT_SHARE_DIVISOR || backlog_bytes >= cap)
+                return false;
+        ds->max_bytes = cap;
+        ds->strict = true;
+        want(kmax, cap, "remembered bandwidth %s/s x %.1f s target, before its first write",
+             format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
+        want(kstrict, 1, "remembered slow: enforce its cap even below freerun");
+        return true;
+}
+
 static void decide_device(const sample *s, const bdi_device *d, const device_config *dc, const config *c,
                           policy_device_state *ds, uint64_t limit, device_decision *dd) {
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
@@ -448,18 +472,8 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
                 /* an idle device needs no new reservation (a few stray pages, or the per-CPU error of its
                  * counters, do not make it busy); one with a measured cap keeps it, one with no known
                  * speed gets its first bound before its first byte */
-                if (ds->measured && !ds->max_bytes && ds->source == SPEED_REMEMBERED) {
-                        /* known slow from before: capped before its first write, not given the pool */
-                        cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
-                        if (cap <= limit / STRICT_SHARE_DIVISOR) {
-                                ds->max_bytes = cap;
-                                ds->strict = true;
-                                want(kmax, cap, "remembered bandwidth %s/s x %.1f s target, before its first write",
-                                     format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
-                                want(kstrict, 1, "remembered slow: enforce its cap even below freerun");
-                                return;
-                        }
-                }
+                if (want_remembered_cap(ds, target_ms, floor, limit, d->backlog_bytes, dd))
+                        return;
                 if (ds->max_bytes && ds->measured) {
                         want(kmax, ds->max_bytes, "idle: keeping its cap (bandwidth %s/s when last measured)",
                              format_bytes(a, sizeof a, ds->bw_bytes_per_s));
@@ -478,6 +492,10 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
                  * limit (start-a, start-b: 1.8G of min_bytes on a stick nobody wrote to). The guard
                  * brings down one its first bound cannot hold. */
                 forget_cap(ds);
+                /* ... but its next writer meets the cap it will need (restart-a: 13M left on the slow
+                 * device at the restart, no cap, and 262M dirty on it before its writer was seen) */
+                if (want_remembered_cap(ds, target_ms, floor, limit, d->backlog_bytes, dd))
+                        return;
                 if (bound && d->backlog_bytes < bound)
                         want_first_bound(ds, bound, bound_why, dd);
                 return;

@@ -909,6 +909,34 @@ static void test_remembered_slow_device_is_capped_before_writing(void) {
         fixture_done(&f);
 }
 
+/* restart-a: a remembered slow device still holding a few megabytes from before the restart, that nobody
+ * adds to, had no cap at all (it was measured, so no first bound either): its writer came back and dirtied
+ * 262M before it was seen. Its remembered cap is in place before that; no minimum, nobody writes it. */
+static void test_remembered_slow_device_with_a_leftover_backlog(void) {
+        fixture f;
+
+        fixture_init(&f);
+        idle(&f.dev[0]);
+        idle(&f.dev[1]);
+        f.dev[1].remembered_bw_bytes_per_s = 8 * MB;
+        f.dev[1].remembered_age_s = 10;
+        f.dev[1].dirty_bytes = f.dev[1].backlog_bytes = 13 * MB;
+        for (int n = 0; n < 3; n++) {
+                CHECK(tick(&f) == 0);
+                CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
+                CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+                CHECK(!dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
+                CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "remembered") != NULL);
+        }
+        /* holding more than that cap, nobody adding: no cap a writer does not need yet (the guard would
+         * hold it with a minimum that shrinks everyone else's share) */
+        f.dev[1].dirty_bytes = f.dev[1].backlog_bytes = 40 * MB;
+        CHECK(tick(&f) == 0);
+        CHECK(!dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
+        CHECK(!dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
+        fixture_done(&f);
+}
+
 /* A remembered fast device is not treated as unknown: no presumed cap on its first burst. */
 static void test_remembered_fast_device_is_not_presumed(void) {
         fixture f;
@@ -1207,6 +1235,7 @@ int main(void) {
         test_nfs_commit_wait_is_not_saturation();
         test_speed_survives_idle();
         test_remembered_slow_device_is_capped_before_writing();
+        test_remembered_slow_device_with_a_leftover_backlog();
         test_remembered_fast_device_is_not_presumed();
         test_untrusted_figures_leave_limits_alone();
         test_small_box_keeps_the_kernels_limit();
