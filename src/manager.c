@@ -18,6 +18,9 @@
 #include <string.h>
 #include <systemd/sd-daemon.h>
 
+/* How the reason for not writing starts where the kernel refused a write (the event drops it). */
+#define OBSERVING_ONLY_PREFIX "observing only: "
+
 static void manager_print_tick(manager *m);
 static int manager_attribution_start(manager *m);
 static void manager_attribution_stop(manager *m);
@@ -41,7 +44,7 @@ bool manager_writes_knobs(const manager *m, const char **ret_reason) {
         else if (m->saved_refused)
                 reason = "the saved file of a previous run was not trusted (see the log); remove it and reload";
         else if (m->actuator && actuator_refused(m->actuator, &k, &error) && !actuator_devices_alone(m->actuator)) {
-                snprintf(refused, sizeof refused, "observing only: the kernel refuses writes to vm.%s (%s)",
+                snprintf(refused, sizeof refused, OBSERVING_ONLY_PREFIX "the kernel refuses writes to vm.%s (%s)",
                          knob_name(k), strerror(-error));
                 reason = refused;
         }
@@ -117,7 +120,8 @@ static void manager_decide_and_act(manager *m) {
                 if (!manager_writes_knobs(m, &why) && !m->refusal_said) {
                         m->refusal_said = true;
                         log_event(EVENT_OBSERVING_ONLY, LOG_WARNING, NULL, NULL, NULL, "Observing only, writing no "
-                                  "knob: %s.", why + (strncmp(why, "observing only: ", 16) == 0 ? 16 : 0));
+                                  "knob: %s.", why + (strncmp(why, OBSERVING_ONLY_PREFIX, strlen(OBSERVING_ONLY_PREFIX)) == 0
+                                                      ? strlen(OBSERVING_ONLY_PREFIX) : 0));
                 }
                 if (!manager_writes_knobs(m, NULL) && actuator_dirty(m->actuator)) {
                         r = actuator_restore_all(m->actuator);
