@@ -366,6 +366,25 @@ static bool device_slow_kind(const bdi_device *d) {
  * at memory speed dirties within a tick. why gets the words for explain. 0 (none) if configured off, or
  * if that is more than half the limit in force (the limit itself bounds the device). known_bw_bytes_per_s:
  * a speed known before it writes (0: none), which sizes it instead, x target_ms. */
+/* A first bound is at most half the kernel's limit (a strict cap of more would be most of the pool); in a
+ * smaller pool, half of it, not none: with none, a device the daemon does not know fills what the limit
+ * allows, and the policy raises the limit for a device it sees writing (new-a: the idle box's limit
+ * came down to 85M, the 64M bound went, and the new stick held 240M). 0 where even min_device_bytes is
+ * more than half. */
+static uint64_t fit_first_bound(const sample *s, const config *c, uint64_t bound, char *why, size_t why_size) {
+        uint64_t half = s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR;
+        size_t len = strlen(why);
+        char a[16];
+
+        if (bound <= half)
+                return bound;
+        if (c->min_device_bytes > half)
+                return 0;
+        if (len < why_size)
+                snprintf(why + len, why_size - len, ", half of the limit in force: %s", format_bytes(a, sizeof a, half));
+        return half;
+}
+
 static uint64_t first_bound(const sample *s, const config *c, const bdi_device *d, uint64_t known_bw_bytes_per_s,
                             uint64_t target_ms, char *why, size_t why_size) {
         uint64_t bound;
@@ -384,7 +403,7 @@ static uint64_t first_bound(const sample *s, const config *c, const bdi_device *
                 snprintf(why, why_size, "first bound from its known speed: %s/s x %.1f s target, %s",
                          format_bytes(a, sizeof a, known_bw_bytes_per_s), (double) target_ms / 1000.0,
                          format_bytes(b, sizeof b, bound));
-                return bound <= s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR ? bound : 0;
+                return fit_first_bound(s, c, bound, why, why_size);
         }
         if (!c->unmeasured_device_bytes)
                 return 0;  /* configured off: no cap until measured */
@@ -396,7 +415,7 @@ static uint64_t first_bound(const sample *s, const config *c, const bdi_device *
         else
                 snprintf(why, why_size, "first bound from traits (internal disk): speed not known yet, "
                          "unmeasured_device_bytes, %s", format_bytes(a, sizeof a, bound));
-        return bound <= s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR ? bound : 0;
+        return fit_first_bound(s, c, bound, why, why_size);
 }
 
 /* No cap wanted from now on: the next one starts afresh (no slew, no hysteresis, not strict). */
@@ -418,12 +437,16 @@ static void want_first_bound(policy_device_state *ds, uint64_t bound, const char
         ds->strict = ds->presumed = true;
 }
 
+/* What a device nobody writes may hold and still get a remembered cap below that: the guard brings such a
+ * backlog down with a hold whose minimum covers it, a share of the pool taken from everyone else (start-a:
+ * 1.8G of min_bytes on a stick nobody wrote to); up to an eighth of the limit in force is worth that. */
+#define REMEMBERED_LEFTOVER_DIVISOR 8
+
 /* A device known slow from before (its speed remembered, not measured in this run) and not capped yet:
  * its cap from that speed, strict, in place before its first write instead of the pool; not where the
- * cap would not be under half the limit, nor below what it holds (a cap no writer needs yet would be a
- * descent the guard holds with a minimum). True if wanted. */
+ * cap would not be under half the limit, nor over a backlog above leftover_max. True if wanted. */
 static bool want_remembered_cap(policy_device_state *ds, uint64_t target_ms, uint64_t floor, uint64_t limit,
-                                uint64_t backlog_bytes, device_decision *dd) {
+                                uint64_t backlog_bytes, uint64_t leftover_max, device_decision *dd) {
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
         uint64_t cap;
@@ -432,7 +455,7 @@ static bool want_remembered_cap(policy_device_state *ds, uint64_t target_ms, uin
         if (!ds->measured || ds->max_bytes || ds->source != SPEED_REMEMBERED)
                 return false;
         cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
-        if (cap > limit / STRICT_SHARE_DIVISOR || backlog_bytes >= cap)
+        if (cap > limit / STRICT_SHARE_DIVISOR || backlog_bytes > MAX(cap, leftover_max))
                 return false;
         ds->max_bytes = cap;
         ds->strict = true;
@@ -472,7 +495,7 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
                 /* an idle device needs no new reservation (a few stray pages, or the per-CPU error of its
                  * counters, do not make it busy); one with a measured cap keeps it, one with no known
                  * speed gets its first bound before its first byte */
-                if (want_remembered_cap(ds, target_ms, floor, limit, d->backlog_bytes, dd))
+                if (want_remembered_cap(ds, target_ms, floor, limit, d->backlog_bytes, 0, dd))
                         return;
                 if (ds->max_bytes && ds->measured) {
                         want(kmax, ds->max_bytes, "idle: keeping its cap (bandwidth %s/s when last measured)",
@@ -492,9 +515,10 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
                  * limit (start-a, start-b: 1.8G of min_bytes on a stick nobody wrote to). The guard
                  * brings down one its first bound cannot hold. */
                 forget_cap(ds);
-                /* ... but its next writer meets the cap it will need (restart-a: 13M left on the slow
-                 * device at the restart, no cap, and 262M dirty on it before its writer was seen) */
-                if (want_remembered_cap(ds, target_ms, floor, limit, d->backlog_bytes, dd))
+                /* ... but its next writer meets the cap it will need (restart-a: 13-32M left on the slow
+                 * device at the restart, no cap, and 223-262M dirty on it before its writer was seen) */
+                if (want_remembered_cap(ds, target_ms, floor, limit, d->backlog_bytes,
+                                        MAX(limit, s->global.dirty_thresh_bytes) / REMEMBERED_LEFTOVER_DIVISOR, dd))
                         return;
                 if (bound && d->backlog_bytes < bound)
                         want_first_bound(ds, bound, bound_why, dd);
@@ -584,7 +608,15 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
                 /* a device that just slowed holds a backlog of its old speed: not strict, its writer fills
                  * whatever room the guard keeps for it (slowdown-a: 248 -> 301M while the cap, 21 MB/s x
                  * 2 s, was not yet under half the limit) */
-                strict = presumed || ds->slowed_usec || target <= limit / STRICT_SHARE_DIVISOR ||
+                /* a strict device holding more than its cap stays strict until it is down to it, while that
+                 * cap is far below the limit in force: the guard's strict hold brings it down paced, a cap
+                 * that is not strict bites only where the pool is above freerun (fill-a: freed from its
+                 * presumed cap with 3.8G on a 30 MB/s device, measured at 58M against the 64M the policy
+                 * heads for, it came down 5 MB/s under the 4.6G the guard held for that backlog) */
+                bool over_cap = ds->strict && d->backlog_bytes > target &&
+                                target <= MAX(limit, s->global.dirty_thresh_bytes) / STRICT_SHARE_DIVISOR;
+
+                strict = presumed || ds->slowed_usec || over_cap || target <= limit / STRICT_SHARE_DIVISOR ||
                          (ds->strict && target <= mul_div(limit, STRICT_KEEP_PERCENT, 100));
                 if (presumed)
                         want(kstrict, 1, "presumed slow: enforce its cap %s even below freerun",
@@ -592,6 +624,9 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
                 else if (ds->slowed_usec)
                         want(kstrict, 1, "it slowed to %s/s: enforce its cap %s even below freerun, so its backlog stops growing",
                              format_bytes(a, sizeof a, ds->bw_bytes_per_s), format_bytes(b, sizeof b, target));
+                else if (over_cap && target > limit / STRICT_SHARE_DIVISOR)
+                        want(kstrict, 1, "it holds %s, more than its cap %s: enforce it until it is down to it",
+                             format_bytes(a, sizeof a, d->backlog_bytes), format_bytes(b, sizeof b, target));
                 else if (strict)
                         want(kstrict, 1, "cap %s is far below the global limit %s: enforce it even below freerun",
                              format_bytes(a, sizeof a, target), format_bytes(b, sizeof b, limit));

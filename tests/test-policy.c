@@ -131,11 +131,18 @@ static void test_idle_machine_has_first_bounds(void) {
         CHECK(tick(&f) == 0);
         CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 16 * MB);
         snprintf(f.dev[0].name, sizeof f.dev[0].name, "sda");
-        /* a pool so small the bound is more than half of it: the limit itself bounds the devices */
+        /* a pool so small the bound is more than half of it: half of it (new-a: with none, the limit the
+         * policy raised for the device it saw writing let the new stick hold 240M) */
         f.s.global.dirty_thresh_bytes = 100 * MB;
         CHECK(tick(&f) == 0);
-        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 50 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
+        CHECK(strstr(dev_knob(&f, 0, KNOB_MAX_BYTES)->reason, "half of the limit in force: 50M") != NULL);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, FIRST_BOUND_STICK);
+        /* ... and none where even min_device_bytes is more than half the pool */
+        f.s.global.dirty_thresh_bytes = 6 * MB;
+        CHECK(tick(&f) == 0);
+        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
         f.s.global.dirty_thresh_bytes = 4600 * MB;
         /* a memory-limited cgroup writes: in its domain a bound is a share of its own limit (6.12 guest:
          * a MemoryMax=2G writer at 0.60 of its speed alone): no guess, as the kernel alone */
@@ -638,7 +645,7 @@ static void test_fast_and_slow_together(void) {
 
         fixture_init(&f);
         for (int n = 0; n < 15; n++) {
-                flood(&f.dev[0], 120 * MB, 400 * MB);
+                flood(&f.dev[0], 120 * MB, 200 * MB);
                 flood(&f.dev[1], 8 * MB, 300 * MB);
                 CHECK(tick(&f) == 0);
         }
@@ -928,9 +935,14 @@ static void test_remembered_slow_device_with_a_leftover_backlog(void) {
                 CHECK(!dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
                 CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "remembered") != NULL);
         }
-        /* holding more than that cap, nobody adding: no cap a writer does not need yet (the guard would
-         * hold it with a minimum that shrinks everyone else's share) */
+        /* holding more than that cap, nobody adding: still capped (the guard brings it down, its hold's
+         * minimum covering what it holds) while that is a small part of the 4.6G limit ... */
         f.dev[1].dirty_bytes = f.dev[1].backlog_bytes = 40 * MB;
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+        /* ... not for more than an eighth of it: that minimum would take the pool from everyone else */
+        f.dev[1].dirty_bytes = f.dev[1].backlog_bytes = 1800 * MB;
         CHECK(tick(&f) == 0);
         CHECK(!dev_knob(&f, 1, KNOB_MAX_BYTES)->wanted);
         CHECK(!dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
@@ -1181,10 +1193,20 @@ static void test_slowed_device_is_strict(void) {
         CHECK(dev_knob(&f, 1, KNOB_MAX_BYTES)->value > f.st.dirty_bytes / 2);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
         CHECK(strstr(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->reason, "slowed to") != NULL);
-        /* once the kernel's estimate agrees, the usual rule: not under half the limit, not strict */
+        /* once the kernel's estimate agrees, it stays strict while it holds more than its cap, far below
+         * the limit in force (the guard's strict hold brings that down, paced) */
         for (int n = 0; n < 200; n++)
                 CHECK(slowed_tick(&f, &kernel_bw) == 0);
         CHECK_EQ_U64(f.st.devices[1].slowed_usec, 0);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+        CHECK(strstr(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->reason, "more than its cap") != NULL);
+        /* down to its cap, and the kernel's limit at the policy's: the usual rule, not under half of it,
+         * not strict */
+        f.s.global.dirty_thresh_bytes = f.st.dirty_bytes;
+        for (int n = 0; n < 3; n++) {
+                flood(&f.dev[1], 2 * MB, dev_knob(&f, 1, KNOB_MAX_BYTES)->value / 2);
+                CHECK(tick_after(&f, 100000) == 0);
+        }
         CHECK(!dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value);
         fixture_done(&f);
 }
