@@ -79,12 +79,6 @@ struct observe_ctx {
         int debugfs_bdi_fd;             /* <root>/sys/kernel/debug/bdi */
 };
 
-static uint64_t add_sat(uint64_t a, uint64_t b) {
-        uint64_t r;
-
-        return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
 /* delta bytes over elapsed microseconds, in bytes per second, saturating. */
 static uint64_t rate_per_s(uint64_t delta, uint64_t elapsed_usec) {
         unsigned __int128 r;
