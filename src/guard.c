@@ -130,9 +130,10 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
         if (held == kd->value)
                 return;
         if (s->memcg.n_writing > 0 && held == floor)
-                hold(kd, held, "held at the kernel's own %s: %u memory-limited cgroup(s) write (%s, memory.max %s), "
+                hold(kd, held, "held at the kernel's own %s: %u memory-limited cgroup(s) write (%s, %s %s), "
                      "and their dirty limits are its share of their memory", format_bytes(a, sizeof a, held),
-                     s->memcg.n_writing, s->memcg.example, format_bytes(b, sizeof b, s->memcg.smallest_max_bytes));
+                     s->memcg.n_writing, s->memcg.example, s->memcg.smallest_limit_file,
+                     format_bytes(b, sizeof b, s->memcg.smallest_limit_bytes));
         else if (held == fall && fall == free_limit && fall > floor)
                 hold(kd, held, "held at %s: on the way down, its freerun point stays above the %s dirty or under "
                      "writeback now and the %s/s dirtied", format_bytes(a, sizeof a, held),

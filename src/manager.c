@@ -149,11 +149,21 @@ static void manager_decide_and_act(manager *m) {
 #define MEMCG_SCAN_DEPTH 6
 
 static void manager_scan_memcgs(manager *m, uint64_t now) {
+        char was[sizeof m->memcg.malformed];
+
         if (m->memcg_scan_usec && now < m->memcg_scan_usec + MEMCG_SCAN_USEC)
                 return;
         m->memcg_scan_usec = now;
+        memcpy(was, m->memcg.malformed, sizeof was);
         if (memcg_scan(m->root, MEMCG_SCAN_DEPTH, &m->memcg) < 0)
                 m->memcg = (memcg_summary) {};
+        /* once per new first offender, not every scan */
+        if (m->memcg.malformed[0] && strcmp(was, m->memcg.malformed) != 0) {
+                _cleanup_free_ char *e = escape_text_alloc(m->memcg.malformed);
+
+                log_warning("Malformed cgroup file %s: %u cgroup(s) left out of the memory-limited ones.", e,
+                            m->memcg.n_malformed);
+        }
 }
 
 static void manager_write_metrics(manager *m);

@@ -8,22 +8,57 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* "max" or a number of bytes; UINT64_MAX for "max". */
-static int read_max_at(int dirfd, uint64_t *ret) {
-        char buf[64];
-        int r = read_one_line_at(dirfd, "memory.max", buf, sizeof buf);
-
-        if (r < 0)
-                return r;
-        if (strcmp(buf, "max") == 0) {
+/* A limit file's text, "max" or a number of bytes, as bytes; UINT64_MAX for "max". -EINVAL for other
+ * text, -ERANGE for a number past 64 bits (the kernel's largest is PAGE_COUNTER_MAX pages). */
+static int parse_limit(const char *text, uint64_t *ret) {
+        if (strcmp(text, "max") == 0) {
                 *ret = UINT64_MAX;
                 return 0;
         }
-        return parse_u64(buf, ret);
+        return parse_u64(text, ret);
 }
 
-/* file_dirty + file_writeback of memory.stat. */
-static int read_dirty_at(int dirfd, uint64_t *ret) {
+/* Note the first malformed file of a walk: "rel/file: "text" (why)". */
+static void note_malformed(memcg_summary *s, const char *rel, const char *file, const char *text, int r) {
+        if (s->n_malformed++ > 0)
+                return;
+        snprintf(s->malformed, sizeof s->malformed, "%s%s%s: \"%.40s\" (%s)", rel, rel[0] ? "/" : "", file, text,
+                 r == -ERANGE ? "past 64 bits" : "not a number");
+}
+
+/* min(memory.high, memory.max), UINT64_MAX when both are "max" (or absent, as in the root cgroup);
+ * *ret_file names the smaller one (memory.max on a tie: the hard limit). 0, or -EINVAL/-ERANGE (noted). */
+static int read_limit_at(int dirfd, const char *rel, memcg_summary *s, uint64_t *ret, const char **ret_file) {
+        static const char *const files[] = { "memory.max", "memory.high" };
+        uint64_t limit = UINT64_MAX;
+        const char *from = files[0];
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                char buf[64];
+                uint64_t v;
+                int r;
+
+                if (read_one_line_at(dirfd, files[i], buf, sizeof buf) < 0)
+                        continue;       /* gone since the listing, or not ours to read: no limit from it */
+                r = parse_limit(buf, &v);
+                if (r < 0) {
+                        note_malformed(s, rel, files[i], buf, r);
+                        return r;
+                }
+                if (v < limit) {
+                        limit = v;
+                        from = files[i];
+                }
+        }
+        *ret = limit;
+        *ret_file = from;
+        return 0;
+}
+
+/* file_dirty + file_writeback of memory.stat. -EBADMSG for a malformed figure (noted), distinct from
+ * the errors of reading the file. */
+static int read_dirty_at(int dirfd, const char *rel, memcg_summary *s, uint64_t *ret) {
+        static const char *const keys[] = { "file_dirty ", "file_writeback " };
         _cleanup_free_ char *buf = NULL;
         uint64_t sum = 0;
         int r = read_file_full_at(dirfd, "memory.stat", &buf, NULL);
@@ -31,14 +66,22 @@ static int read_dirty_at(int dirfd, uint64_t *ret) {
         if (r < 0)
                 return r;
         for (char *line = buf, *next; line && *line; line = next) {
-                uint64_t v;
                 next = strchr(line, '\n');
                 if (next)
                         *next++ = 0;
-                if (strncmp(line, "file_dirty ", 11) == 0 && parse_u64(line + 11, &v) >= 0)
-                        sum += v;
-                else if (strncmp(line, "file_writeback ", 15) == 0 && parse_u64(line + 15, &v) >= 0)
-                        sum += v;
+                for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                        size_t n = strlen(keys[i]);
+                        uint64_t v;
+
+                        if (strncmp(line, keys[i], n) != 0)
+                                continue;
+                        r = parse_u64(line + n, &v);
+                        if (r < 0) {
+                                note_malformed(s, rel, "memory.stat", line, r);
+                                return -EBADMSG;
+                        }
+                        sum = add_sat(sum, v);
+                }
         }
         *ret = sum;
         return 0;
@@ -46,17 +89,20 @@ static int read_dirty_at(int dirfd, uint64_t *ret) {
 
 static void visit(int dirfd, const char *rel, unsigned depth, unsigned max_depth, memcg_summary *s) {
         _cleanup_closedir_ DIR *d = NULL;
-        uint64_t max, dirty;
+        const char *limit_file;
+        uint64_t limit, dirty = 0;
         struct dirent *de;
-        int fd;
+        int fd, r;
 
-        if (read_max_at(dirfd, &max) >= 0 && max != UINT64_MAX) {
+        if (read_limit_at(dirfd, rel, s, &limit, &limit_file) >= 0 && limit != UINT64_MAX &&
+            (r = read_dirty_at(dirfd, rel, s, &dirty)) != -EBADMSG) {
                 s->n_limited++;
-                if (read_dirty_at(dirfd, &dirty) >= 0 && dirty >= MEMCG_WRITING_BYTES) {
+                if (r >= 0 && dirty >= MEMCG_WRITING_BYTES) {
                         s->n_writing++;
-                        s->writing_bytes += dirty;
-                        if (!s->smallest_max_bytes || max < s->smallest_max_bytes) {
-                                s->smallest_max_bytes = max;
+                        s->writing_bytes = add_sat(s->writing_bytes, dirty);
+                        if (!s->smallest_limit_bytes || limit < s->smallest_limit_bytes) {
+                                s->smallest_limit_bytes = limit;
+                                snprintf(s->smallest_limit_file, sizeof s->smallest_limit_file, "%s", limit_file);
                                 snprintf(s->example, sizeof s->example, "%s", rel[0] ? rel : "/");
                         }
                 }

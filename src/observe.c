@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include "ctl-format.h"
 #include "devnames.h"
+#include "escape.h"
 #include "log.h"
 #include "observe.h"
 #include "util.h"
@@ -78,12 +80,6 @@ struct observe_ctx {
         int class_bdi_fd;               /* <root>/sys/class/bdi */
         int debugfs_bdi_fd;             /* <root>/sys/kernel/debug/bdi */
 };
-
-static uint64_t add_sat(uint64_t a, uint64_t b) {
-        uint64_t r;
-
-        return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
 
 /* delta bytes over elapsed microseconds, in bytes per second, saturating. */
 static uint64_t rate_per_s(uint64_t delta, uint64_t elapsed_usec) {
@@ -527,53 +523,159 @@ static int read_debugfs_stats(observe_ctx *ctx, bdi_device *d) {
         return 0;
 }
 
-/* wb_stats holds one block per writeback context, each starting with WbCgIno. */
-typedef struct wb_scan {
-        uint64_t cur_ino;
-        bool in_block;
-        bool have_first, have_root;
-        uint64_t first_kbps, root_kbps;
-} wb_scan;
+/* wb_stats (6.10+) holds one block per writeback context: each cgroup writing to the device has its
+ * own wb (WbCgIno 1 is the root cgroup's), with its own counters and WbWriteBandwidth. */
+typedef struct wb_block {
+        uint64_t ino;                   /* WbCgIno */
+        uint64_t held_bytes;            /* WbReclaimable + WbWriteback: what it holds now */
+        uint64_t bw_bytes_per_s;        /* WbWriteBandwidth */
+} wb_block;
 
-static void wb_scan_cb(const char *key, const char *value, void *userdata) {
-        wb_scan *s = userdata;
-        uint64_t v;
-        int r;
+/* Which wbs' bandwidth is the device's, fed one block at a time. */
+typedef struct wb_pick {
+        unsigned n_blocks;
+        uint64_t first_bw, root_bw;
+        bool have_root;
+        uint64_t writing_bw;            /* summed over the wbs writing that have measured a bandwidth */
+        unsigned n_writing;
+        uint64_t most_held_bytes;       /* the wb holding most, if one holds anything */
+        uint64_t most_held_bw;
+} wb_pick;
 
-        if (strcmp(key, "WbCgIno") == 0) {
-                s->in_block = parse_u64(value, &v) >= 0;
-                s->cur_ino = s->in_block ? v : 0;
-                return;
+static void wb_pick_add(wb_pick *p, const wb_block *b) {
+        if (p->n_blocks++ == 0)
+                p->first_bw = b->bw_bytes_per_s;
+        if (b->ino == 1 && !p->have_root) {
+                p->have_root = true;
+                p->root_bw = b->bw_bytes_per_s;
         }
-        if (!s->in_block || strcmp(key, "WbWriteBandwidth") != 0)
-                return;
-        r = parse_u64(value, &v);
-        if (r == -ERANGE)
-                v = UINT64_MAX;
-        else if (r < 0)
-                return;
-        if (!s->have_first) {
-                s->have_first = true;
-                s->first_kbps = v;
+        if (b->held_bytes >= MEMCG_WRITING_BYTES && b->bw_bytes_per_s != KERNEL_BW_INITIAL) {
+                p->writing_bw = add_sat(p->writing_bw, b->bw_bytes_per_s);
+                p->n_writing++;
         }
-        if (s->cur_ino == 1 && !s->have_root) {
-                s->have_root = true;
-                s->root_kbps = v;
+        if (b->held_bytes > p->most_held_bytes) {
+                p->most_held_bytes = b->held_bytes;
+                p->most_held_bw = b->bw_bytes_per_s;
         }
 }
 
-static int read_debugfs_wb_stats(observe_ctx *ctx, bdi_device *d) {
+/* The wbs writing (holding MEMCG_WRITING_BYTES or more) each move their own share of the device, so
+ * their bandwidth summed is its speed; one still at INIT_BW has measured nothing and adds nothing (the
+ * kernel's BdiWriteBandwidth sums every wb with dirty inodes, those included). Without such a wb, the
+ * one holding most pages; when none holds any, the root wb's (else the first listed). */
+static uint64_t wb_pick_bw(const wb_pick *p) {
+        if (p->n_writing > 0)
+                return p->writing_bw;
+        if (p->most_held_bytes > 0)
+                return p->most_held_bw;
+        return p->have_root ? p->root_bw : p->first_bw;
+}
+
+enum {
+        WB_KEY_INO,
+        WB_KEY_WRITEBACK,
+        WB_KEY_RECLAIMABLE,
+        WB_KEY_BANDWIDTH,
+        N_WB_KEYS,
+};
+static const char *const wb_keys[N_WB_KEYS] = {
+        [WB_KEY_INO] = "WbCgIno",
+        [WB_KEY_WRITEBACK] = "WbWriteback",
+        [WB_KEY_RECLAIMABLE] = "WbReclaimable",
+        [WB_KEY_BANDWIDTH] = "WbWriteBandwidth",
+};
+
+typedef struct wb_scan {
+        wb_pick pick;
+        uint64_t v[N_WB_KEYS];          /* the current block's figures (kB, kBps; the inode number) */
+        unsigned have;                  /* bit per key: read in the current block */
+        int error;                      /* the first problem, 0 if none */
+        char why[128];                  /* what it was, escaped, for the warning */
+} wb_scan;
+
+static void wb_scan_fail(wb_scan *s, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void wb_scan_fail(wb_scan *s, int r, const char *fmt, ...) {
+        va_list ap;
+
+        if (s->error)
+                return;
+        s->error = r;
+        va_start(ap, fmt);
+        vsnprintf(s->why, sizeof s->why, fmt, ap);
+        va_end(ap);
+}
+
+/* The block read so far, into the pick: all four figures or an error. */
+static void wb_scan_end_block(wb_scan *s) {
+        if (!(s->have & (1u << WB_KEY_INO)) || s->error)
+                return;
+        for (unsigned k = 0; k < N_WB_KEYS; k++)
+                if (!(s->have & (1u << k))) {
+                        wb_scan_fail(s, -ENODATA, "no %s in the block of WbCgIno %" PRIu64, wb_keys[k], s->v[WB_KEY_INO]);
+                        return;
+                }
+        wb_pick_add(&s->pick, &(wb_block) {
+                .ino = s->v[WB_KEY_INO],
+                .held_bytes = mul_sat(add_sat(s->v[WB_KEY_WRITEBACK], s->v[WB_KEY_RECLAIMABLE]), 1024),
+                .bw_bytes_per_s = s->v[WB_KEY_BANDWIDTH] * 1024,
+        });
+}
+
+static void wb_scan_cb(const char *key, const char *value, void *userdata) {
+        wb_scan *s = userdata;
+        char text[48];
+        uint64_t v;
+        unsigned k;
+        int r;
+
+        for (k = 0; k < N_WB_KEYS && strcmp(key, wb_keys[k]) != 0; k++)
+                ;
+        if (k == N_WB_KEYS || s->error)
+                return;
+        if (k == WB_KEY_INO) {
+                wb_scan_end_block(s);
+                s->have = 0;
+        } else if (!(s->have & (1u << WB_KEY_INO))) {
+                wb_scan_fail(s, -ENODATA, "%s before the first WbCgIno", key);
+                return;
+        }
+        r = parse_u64(value, &v);
+        /* a kB figure is kept in bytes: one past 2^54 kB is no real count either */
+        if (r >= 0 && k != WB_KEY_INO && v > UINT64_MAX / 1024)
+                r = -ERANGE;
+        if (r < 0) {
+                escape_text(value, text, sizeof text);
+                if (s->have & (1u << WB_KEY_INO))
+                        wb_scan_fail(s, r, "%s \"%s\" in the block of WbCgIno %" PRIu64 ": %s", key, text,
+                                     s->v[WB_KEY_INO], r == -ERANGE ? "too large" : "not a number");
+                else
+                        wb_scan_fail(s, r, "%s \"%s\": %s", key, text, r == -ERANGE ? "too large" : "not a number");
+                return;
+        }
+        s->v[k] = v;
+        s->have |= 1u << k;
+}
+
+/* d->writing_wbs_bw_bytes_per_s from wb_stats; left as it is (0) when the file does not read or parse,
+ * with why (escaped) saying what did not, "" otherwise. */
+static int read_debugfs_wb_stats(observe_ctx *ctx, bdi_device *d, char *why, size_t why_size) {
         _cleanup_free_ char *buf = NULL;
         wb_scan s = {};
         int r;
 
+        why[0] = '\0';
         r = read_debugfs_file(ctx, d->bdi, "wb_stats", &buf);
         if (r < 0)
                 return r;
         parse_kv(buf, wb_scan_cb, &s);
-        if (!s.have_first)
-                return -ENODATA;
-        d->wb_bw_bytes_per_s = mul_sat(s.have_root ? s.root_kbps : s.first_kbps, 1024);
+        wb_scan_end_block(&s);
+        if (!s.error && s.pick.n_blocks == 0)
+                wb_scan_fail(&s, -ENODATA, "no WbCgIno block");
+        if (s.error) {
+                snprintf(why, why_size, "%s", s.why);
+                return s.error;
+        }
+        d->writing_wbs_bw_bytes_per_s = wb_pick_bw(&s.pick);
         return 0;
 }
 
@@ -607,9 +709,11 @@ static int read_blockstat(observe_ctx *ctx, bdi_device *d) {
         return 0;
 }
 
-/* The figures of d; results[] gets each stats read point's result, NOT_READ for those not tried. */
+/* The figures of d; results[] gets each stats read point's result, NOT_READ for those not tried, and
+ * wb_why what was wrong with wb_stats ("" if nothing). */
 #define NOT_READ INT_MIN
-static void read_device_stats(observe_ctx *ctx, bool debugfs, bdi_device *d, int *results) {
+static void read_device_stats(observe_ctx *ctx, bool debugfs, bdi_device *d, int *results, char *wb_why,
+                              size_t wb_why_size) {
         int r;
 
         for (unsigned i = 0; i < N_DEVICE_POINTS; i++)
@@ -619,7 +723,7 @@ static void read_device_stats(observe_ctx *ctx, bool debugfs, bdi_device *d, int
                 if (r >= 0) {
                         d->source = STATS_SOURCE_DEBUGFS;
                         d->counter_error_bytes = counter_error_bytes(read_possible_cpus(ctx), ctx->page_size);
-                        results[DEVICE_WB_STATS] = read_debugfs_wb_stats(ctx, d);
+                        results[DEVICE_WB_STATS] = read_debugfs_wb_stats(ctx, d, wb_why, wb_why_size);
                         return;
                 }
                 d->dirty_bytes = d->writeback_bytes = d->thresh_bytes = 0;
@@ -641,7 +745,8 @@ static void read_device_stats(observe_ctx *ctx, bool debugfs, bdi_device *d, int
 }
 
 /* Report the stats reads of a device that is in the sample (a device that went meanwhile has nothing to tell). */
-static void note_device_stats(observe_ctx *ctx, const bdi_device *d, const int *results, int *errors) {
+static void note_device_stats(observe_ctx *ctx, const bdi_device *d, const int *results, const char *wb_why,
+                              int *errors) {
         static const char consequence[] = "no per-device figures for it until it reads again";
 
         if (results[DEVICE_STATS] != NOT_READ)
@@ -650,7 +755,8 @@ static void note_device_stats(observe_ctx *ctx, const bdi_device *d, const int *
         if (results[DEVICE_WB_STATS] != NOT_READ)
                 note_read(&errors[DEVICE_WB_STATS], results[DEVICE_WB_STATS], true,
                           "no WbWriteBandwidth for it until it reads again",
-                          "%s/sys/kernel/debug/bdi/%s/wb_stats", ctx->root, d->bdi);
+                          "%s/sys/kernel/debug/bdi/%s/wb_stats%s%s%s", ctx->root, d->bdi,
+                          wb_why[0] ? " (" : "", wb_why, wb_why[0] ? ")" : "");
         if (results[DEVICE_BLOCKSTAT] != NOT_READ)
                 note_read(&errors[DEVICE_BLOCKSTAT], results[DEVICE_BLOCKSTAT], true, consequence,
                           "%s/sys/dev/block/%u:%u/stat", ctx->root, d->major, d->minor);
@@ -715,6 +821,7 @@ static void derive_device(uint64_t elapsed_usec, const prev_bdi *p, bdi_device *
 static int read_device(observe_ctx *ctx, const mount_table *mounts, const sample *s, uint64_t elapsed_usec,
                        bool vm_knobs_changed, const char *bdi, const prev_bdi *p, bdi_device *d, prev_bdi *next) {
         int results[N_DEVICE_POINTS];
+        char wb_why[128] = "";
         unsigned major, minor;
         char tail;
         int r;
@@ -730,7 +837,7 @@ static int read_device(observe_ctx *ctx, const mount_table *mounts, const sample
                 d->has_devnum = true;
         }
 
-        read_device_stats(ctx, s->debugfs, d, results);
+        read_device_stats(ctx, s->debugfs, d, results, wb_why, sizeof wb_why);
         switch (knobs_due(ctx, p, d, vm_knobs_changed)) {
         case KNOBS_ALL:
                 r = read_bdi_knobs(ctx, bdi, false, &d->knobs, &next->errors[DEVICE_KNOBS]);
@@ -753,7 +860,7 @@ static int read_device(observe_ctx *ctx, const mount_table *mounts, const sample
                 next->knobs_tick = p->knobs_tick;
                 break;
         }
-        note_device_stats(ctx, d, results, next->errors);
+        note_device_stats(ctx, d, results, wb_why, next->errors);
         r = devnames_describe(ctx->root, mounts, &ctx->disks, d);
         if (r < 0) {
                 bdi_device_done(d);
@@ -1080,7 +1187,7 @@ bool bdi_device_active(const bdi_device *d) {
 }
 
 uint64_t bdi_device_best_bw(const bdi_device *d) {
-        return MAX(MAX(d->wb_bw_bytes_per_s, d->kernel_bw_bytes_per_s), d->write_bw_bytes_per_s);
+        return MAX(MAX(d->writing_wbs_bw_bytes_per_s, d->kernel_bw_bytes_per_s), d->write_bw_bytes_per_s);
 }
 
 const bdi_device *sample_find_device(const sample *s, const char *key) {

@@ -57,6 +57,9 @@ typedef struct global_state {
         uint64_t counter_error_bytes;
 } global_state;
 
+/* The kernel's bandwidth guess for a wb that has not written yet (INIT_BW: 100 MB/s). */
+#define KERNEL_BW_INITIAL (100ULL << 20)
+
 /* Devices a stacked device (dm, md, loop) names as its members. */
 #define BDI_LOWER_MAX 4
 
@@ -88,7 +91,9 @@ typedef struct bdi_device {
         uint64_t dirtied_total_bytes;    /* BdiDirtied, cumulative */
         uint64_t written_total_bytes;    /* BdiWritten (or sectors written x 512), cumulative */
         uint64_t kernel_bw_bytes_per_s;  /* BdiWriteBandwidth, 0 while idle */
-        uint64_t wb_bw_bytes_per_s;      /* WbWriteBandwidth of the root wb, kept while idle */
+        uint64_t writing_wbs_bw_bytes_per_s; /* WbWriteBandwidth of the wbs (one per cgroup) writing to it,
+                                          * summed, or of the one holding most, or when none holds
+                                          * pages the root wb's, kept while idle (see wb_pick_bw()) */
         uint64_t counter_error_bytes;    /* how far each debugfs figure may be off (the sample's per-CPU
                                           * error); 0 for block stat counts, which are exact */
         /* derived from the previous sample of the same BDI (0 on the first) */

@@ -23,7 +23,6 @@
 #define FAST_FLUSH_BELOW_BYTES (32 * MB)    /* tiny limits: wake the flusher every second ... */
 #define FAST_FLUSH_ABOVE_BYTES (48 * MB)    /* ... until the limit is well above it again (no flapping) */
 #define BW_SLOWED_FORGET_USEC 60000000ULL   /* "it just slowed" ends after a minute idle (the speed itself stays) */
-#define KERNEL_BW_INITIAL (100 * MB)        /* the kernel's guess for a wb that never wrote (INIT_BW) */
 #define BW_FAST_DECAY_USEC 500000ULL       /* a second look at the same rate over half a second, to see a slowdown early ... */
 #define BW_SLOWDOWN_DIVISOR 2               /* ... when, saturated, it writes half its speed or less ... */
 #define BW_SLOWDOWN_USEC 1000000ULL         /* ... for a whole second: then that is its speed now */
@@ -150,7 +149,7 @@ static uint64_t rate_get(const rate_sum *r) {
  * bursts: a tick without any must not flip the estimate off and on) and the figure is not the
  * kernel's initial guess. 0 if not. */
 static uint64_t kernel_fresh_bw(const policy_device_state *ds, const bdi_device *d) {
-        uint64_t bw = d->wb_bw_bytes_per_s ? d->wb_bw_bytes_per_s : d->kernel_bw_bytes_per_s;
+        uint64_t bw = d->writing_wbs_bw_bytes_per_s ? d->writing_wbs_bw_bytes_per_s : d->kernel_bw_bytes_per_s;
 
         if (ds->active_ticks < 2 || bw == KERNEL_BW_INITIAL || ds->wrote_usec == 0 ||
             ds->last_time_usec > ds->wrote_usec + BW_FRESH_USEC)

@@ -92,7 +92,7 @@ json_object *report_device(const bdi_device *d) {
         proto_add_u64(o, PF_DEVICE_DIRTIED_TOTAL_BYTES, d->dirtied_total_bytes);
         proto_add_u64(o, PF_DEVICE_WRITTEN_TOTAL_BYTES, d->written_total_bytes);
         proto_add_u64(o, PF_DEVICE_KERNEL_BW_BYTES_PER_S, d->kernel_bw_bytes_per_s);
-        proto_add_u64(o, PF_DEVICE_WB_BW_BYTES_PER_S, d->wb_bw_bytes_per_s);
+        proto_add_u64(o, PF_DEVICE_WB_BW_BYTES_PER_S, d->writing_wbs_bw_bytes_per_s);
         proto_add_u64(o, PF_DEVICE_WRITE_BW_BYTES_PER_S, d->write_bw_bytes_per_s);
         proto_add_u64(o, PF_DEVICE_DIRTY_RATE_BYTES_PER_S, d->dirty_rate_bytes_per_s);
         proto_add_u64(o, PF_DEVICE_BACKLOG_BYTES, d->backlog_bytes);

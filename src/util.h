@@ -40,6 +40,12 @@ static inline uint64_t mul_sat(uint64_t a, uint64_t b) {
         return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
+static inline uint64_t add_sat(uint64_t a, uint64_t b) {
+        uint64_t r;
+
+        return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 /* Hand a cleaned-up pointer or fd to the caller: x = TAKE_PTR(p). */
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
 #define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })

@@ -268,7 +268,7 @@ check 'dev(j, "7:3")["major"] == 7 and dev(j, "7:3")["minor"] == 3' "devices: 7:
 check "dev(j, \"7:3\")[\"dirty_bytes\"] == 2048 * $KiB" "devices: 7:3 dirty_bytes is not BdiReclaimable"
 check "dev(j, \"7:3\")[\"writeback_bytes\"] == 512 * $KiB" "devices: 7:3 writeback_bytes is not BdiWriteback"
 check "dev(j, \"7:3\")[\"thresh_bytes\"] == 609948 * $KiB" "devices: 7:3 thresh_bytes is not BdiDirtyThresh"
-check "dev(j, \"7:3\")[\"wb_bw_bytes_per_s\"] == 51200 * $KiB" "devices: 7:3 wb_bw is not the root wb's WbWriteBandwidth"
+check "dev(j, \"7:3\")[\"wb_bw_bytes_per_s\"] == 51200 * $KiB" "devices: 7:3 wb_bw is not the writing (root) wb's WbWriteBandwidth"
 check 'dev(j, "7:3")["source"] == "debugfs"' "devices: 7:3 source is not debugfs"
 check 'dev(j, "7:3")["knobs"]["max_ratio"] == 100 and dev(j, "7:3")["knobs"]["max_bytes"] == 4997017600' \
         "devices: 7:3 knobs are not the fake ones"

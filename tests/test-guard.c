@@ -188,11 +188,12 @@ static void test_memcg(void) {
         f.st = (guard_state) { .limit_bytes = 4700 * M, .ceiling_bytes = 4700 * M, .limit_changed_usec = 1 * SEC };
         holds(&f, 0, 100 * M, 0);
         f.s.memcg = (memcg_summary) { .cgroup2 = true, .n_limited = 3, .n_writing = 1, .writing_bytes = 100 * M,
-                                      .smallest_max_bytes = 2 * G, .example = "machine.slice/c" };
+                                      .smallest_limit_bytes = 2 * G, .smallest_limit_file = "memory.high",
+                                      .example = "machine.slice/c" };
         want(GD(&f), 400 * M);
         guard_apply(&f.s, &f.st, &f.d);
         CHECK_EQ_U64(GD(&f)->value, 4700 * M);
-        CHECK(strstr(GD(&f)->held_reason, "machine.slice/c") != NULL);
+        CHECK(strstr(GD(&f)->held_reason, "(machine.slice/c, memory.high 2.0G)") != NULL);
         printf("# ... and once it stops, the limit may fall again\n");
         f.s.memcg.n_writing = 0;
         want(GD(&f), 400 * M);

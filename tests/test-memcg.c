@@ -53,12 +53,68 @@ int main(void) {
         CHECK_EQ_U64(s.n_limited, 3);
         CHECK_EQ_U64(s.n_writing, 2);
         CHECK_EQ_U64(s.writing_bytes, 50331648 + 8388608 + 4194304);
-        CHECK_EQ_U64(s.smallest_max_bytes, 536870912);
+        CHECK_EQ_U64(s.smallest_limit_bytes, 536870912);
+        CHECK_STREQ(s.smallest_limit_file, "memory.max");
         CHECK_STREQ(s.example, "machine.slice/c/inner");
+        printf("# ... and the one with a garbage memory.max is skipped, by name\n");
+        CHECK_EQ_U64(s.n_malformed, 1);
+        CHECK_STREQ(s.malformed, "user.slice/memory.max: \"garbage\" (not a number)");
+
+        printf("# memory.high alone limits a cgroup: the kernel's headroom is min(memory.high, memory.max)\n");
+        put("user.slice/memory.max", "max\n");
+        put("system.slice/d.service/memory.max", "max\n");
+        put("system.slice/d.service/memory.high", "268435456\n");
+        put("system.slice/d.service/memory.stat", "file_dirty 8388608\nfile_writeback 0\n");
+        CHECK(memcg_scan(root, 6, &s) == 0);
+        CHECK_EQ_U64(s.n_malformed, 0);
+        CHECK_STREQ(s.malformed, "");
+        CHECK_EQ_U64(s.n_limited, 4);
+        CHECK_EQ_U64(s.n_writing, 3);
+        CHECK_EQ_U64(s.writing_bytes, 50331648 + 8388608 + 4194304 + 8388608);
+        CHECK_EQ_U64(s.smallest_limit_bytes, 268435456);
+        CHECK_STREQ(s.smallest_limit_file, "memory.high");
+        CHECK_STREQ(s.example, "system.slice/d.service");
+
+        printf("# both set: the smaller counts, and names its file\n");
+        put("system.slice/d.service/memory.max", "134217728\n");
+        CHECK(memcg_scan(root, 6, &s) == 0);
+        CHECK_EQ_U64(s.smallest_limit_bytes, 134217728);
+        CHECK_STREQ(s.smallest_limit_file, "memory.max");
+        put("system.slice/d.service/memory.max", "268435456\n");
+        CHECK(memcg_scan(root, 6, &s) == 0);
+        CHECK_EQ_U64(s.smallest_limit_bytes, 268435456);
+        CHECK_STREQ(s.smallest_limit_file, "memory.max");   /* a tie: the hard limit */
+        put("system.slice/d.service/memory.high", "max\n");
+        put("system.slice/d.service/memory.max", "max\n");
+        CHECK(memcg_scan(root, 6, &s) == 0);
+        CHECK_EQ_U64(s.n_limited, 3);
+        CHECK_EQ_U64(s.smallest_limit_bytes, 536870912);
+
+        printf("# a memory.high past 64 bits: skipped with a clear error, the rest as it was\n");
+        put("system.slice/d.service/memory.high", "99999999999999999999999\n");
+        CHECK(memcg_scan(root, 6, &s) == 0);
+        CHECK_EQ_U64(s.n_malformed, 1);
+        CHECK_STREQ(s.malformed, "system.slice/d.service/memory.high: \"99999999999999999999999\" (past 64 bits)");
+        CHECK_EQ_U64(s.n_limited, 3);
+        CHECK_EQ_U64(s.n_writing, 2);
+        CHECK_EQ_U64(s.writing_bytes, 50331648 + 8388608 + 4194304);
+        CHECK_EQ_U64(s.smallest_limit_bytes, 536870912);
+        CHECK_STREQ(s.example, "machine.slice/c/inner");
+
+        printf("# a malformed memory.stat figure: the cgroup is skipped, not counted as idle\n");
+        put("system.slice/d.service/memory.high", "268435456\n");
+        put("system.slice/d.service/memory.stat", "file_dirty 8388608\nfile_writeback 12k!\n");
+        CHECK(memcg_scan(root, 6, &s) == 0);
+        CHECK_EQ_U64(s.n_malformed, 1);
+        CHECK_STREQ(s.malformed, "system.slice/d.service/memory.stat: \"file_writeback 12k!\" (not a number)");
+        CHECK_EQ_U64(s.n_limited, 3);
+        CHECK_EQ_U64(s.n_writing, 2);
+        CHECK_EQ_U64(s.smallest_limit_bytes, 536870912);
+        put("system.slice/d.service/memory.stat", "file_dirty 8388608\nfile_writeback 0\n");
 
         printf("# the depth bound is honoured\n");
         CHECK(memcg_scan(root, 2, &s) == 0);
-        CHECK_EQ_U64(s.n_writing, 1);
+        CHECK_EQ_U64(s.n_writing, 2);           /* b.service and d.service, not machine.slice/c/inner */
 
         {
                 char cmd[300];

@@ -120,25 +120,32 @@ static void put_stats(const char *bdi, uint64_t wb_kb, uint64_t dirty_kb, uint64
             (unsigned long long) written_kb, (unsigned long long) bw_kbps);
 }
 
-static void put_wb_block(FILE *f, unsigned ino, unsigned bw_kbps) {
+/* One wb of wb_stats: a cgroup's writeback on the device (ino 1: the root cgroup's). */
+typedef struct fake_wb {
+        unsigned ino;
+        uint64_t writeback_kb, reclaimable_kb, bw_kbps;
+} fake_wb;
+
+/* A block as the kernel prints it (wb_stats_show(), 6.10+). */
+static void put_wb_block(FILE *f, const fake_wb *wb) {
         fprintf(f,
-                "WbCgIno:                 %4u\n"
-                "WbWriteback:               24 kB\n"
-                "WbReclaimable:            184 kB\n"
+                "WbCgIno:           %10u\n"
+                "WbWriteback:       %10llu kB\n"
+                "WbReclaimable:     %10llu kB\n"
                 "WbDirtyThresh:        4881124 kB\n"
                 "WbDirtied:             540128 kB\n"
                 "WbWritten:             444264 kB\n"
-                "WbWriteBandwidth:     %6u kBps\n"
+                "WbWriteBandwidth:  %10llu kBps\n"
                 "b_dirty:                   32\n"
                 "b_io:                       0\n"
                 "b_more_io:                  0\n"
                 "b_dirty_time:               0\n"
                 "state:                      5\n\n",
-                ino, bw_kbps);
+                wb->ino, (unsigned long long) wb->writeback_kb, (unsigned long long) wb->reclaimable_kb,
+                (unsigned long long) wb->bw_kbps);
 }
 
-/* wb_stats with one block per (ino, bw) pair. */
-static void put_wb_stats(const char *bdi, size_t n, const unsigned *ino, const unsigned *bw_kbps) {
+static void put_wb_stats(const char *bdi, size_t n, const fake_wb *wbs) {
         char path[4096];
         FILE *f;
 
@@ -148,7 +155,7 @@ static void put_wb_stats(const char *bdi, size_t n, const unsigned *ino, const u
         if (!f)
                 exit(EXIT_FAILURE);
         for (size_t i = 0; i < n; i++)
-                put_wb_block(f, ino[i], bw_kbps[i]);
+                put_wb_block(f, &wbs[i]);
         fclose(f);
 }
 
@@ -246,22 +253,22 @@ static void build_tree(void) {
         /* BDIs. */
         put_knobs("8:0", true);
         put_stats("8:0", 8, 100, 5000, 4000, 1000);
-        put_wb_stats("8:0", 1, (unsigned[]) { 1 }, (unsigned[]) { 2048 });
+        put_wb_stats("8:0", 1, (fake_wb[]) { { 1, 8, 100, 2048 } });
 
         put_knobs("8:16", true);
         put_stats("8:16", 0, 0, 900000, 800000, 0);
-        put_wb_stats("8:16", 1, (unsigned[]) { 1 }, (unsigned[]) { 5000 });
+        put_wb_stats("8:16", 1, (fake_wb[]) { { 1, 0, 0, 5000 } });
 
         put_knobs("7:2", false);
         put("sys/kernel/debug/bdi/7:2/stats", "BdiWriteback:       4 kB\nBdiRecla");
 
         put_knobs("7:10", true);
         put_stats("7:10", 0, 40, 100, 50, 0);
-        put_wb_stats("7:10", 2, (unsigned[]) { 77, 1 }, (unsigned[]) { 111, 222 });
+        put_wb_stats("7:10", 2, (fake_wb[]) { { 77, 0, 0, 111 }, { 1, 0, 0, 222 } });
 
         put_knobs("0:52", true);
         put_stats("0:52", 0, 0, 0, 0, 0);
-        put_wb_stats("0:52", 2, (unsigned[]) { 1234, 5678 }, (unsigned[]) { 300, 400 });
+        put_wb_stats("0:52", 2, (fake_wb[]) { { 1234, 0, 0, 300 }, { 5678, 0, 0, 400 } });
 
         put_knobs("0:60", true);
         put("sys/kernel/debug/bdi/0:60/stats",
@@ -269,7 +276,7 @@ static void build_tree(void) {
 
         put_knobs("btrfs-1", true);
         put_stats("btrfs-1", 4, 4, 10, 10, 100);
-        put_wb_stats("btrfs-1", 1, (unsigned[]) { 1 }, (unsigned[]) { 100 });
+        put_wb_stats("btrfs-1", 1, (fake_wb[]) { { 1, 4, 4, 100 } });
 
         put_knobs("254:0", true);
         put_stats("254:0", UINT64_MAX, 5, UINT64_MAX, 1, UINT64_MAX);
@@ -480,7 +487,7 @@ static void test_first_sample(observe_ctx *ctx, sample *s) {
         CHECK_EQ_U64(d->dirtied_total_bytes, 5000 * 1024);
         CHECK_EQ_U64(d->written_total_bytes, 4000 * 1024);
         CHECK_EQ_U64(d->kernel_bw_bytes_per_s, 1000 * 1024);
-        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 2048 * 1024);
+        CHECK_EQ_U64(d->writing_wbs_bw_bytes_per_s, 2048 * 1024);
         CHECK_EQ_U64(d->backlog_bytes, 108 * 1024);
         CHECK(d->backlog_s > 108.0 / 2048 - 1e-9 && d->backlog_s < 108.0 / 2048 + 1e-9);
         CHECK(!d->seen_before);
@@ -506,15 +513,15 @@ static void test_first_sample(observe_ctx *ctx, sample *s) {
         CHECK_EQ_U64(d->traits, BDI_TRAIT_REMOVABLE | BDI_TRAIT_USB);
         CHECK_STREQ(d->model, "Flash Disk");
         CHECK(d->source == STATS_SOURCE_DEBUGFS);
-        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 100 * 1024);
+        CHECK_EQ_U64(d->writing_wbs_bw_bytes_per_s, 100 * 1024);
 
-        /* nfs: named by fstype + source; no root wb block: first block's bandwidth */
+        /* nfs: named by fstype + source; no wb holds pages and there is no root wb block: the first's */
         d = DEV(s, "0:52");
         CHECK_STREQ(d->name, "nfs4 srv:/export");
         CHECK_EQ_U64(d->traits, BDI_TRAIT_NFS);
         CHECK_EQ_U64(d->n_mounts, 1);
         CHECK_STREQ(d->mounts[0], "/mnt/nfs");
-        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 300 * 1024);
+        CHECK_EQ_U64(d->writing_wbs_bw_bytes_per_s, 300 * 1024);
         CHECK_EQ_U64(d->backlog_s * 1000, 0);
 
         /* fuse, stats missing BdiDirtyThresh: no figures */
@@ -536,10 +543,10 @@ static void test_first_sample(observe_ctx *ctx, sample *s) {
         CHECK_STREQ(d->mounts[0], "/mnt/loop");
         CHECK_EQ_U64(d->traits, 0);
 
-        /* root cgroup's wb is not the first block */
+        /* no wb holds pages: the root cgroup's, though it is not the first block */
         d = DEV(s, "7:10");
         CHECK_STREQ(d->name, "loop10");
-        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 222 * 1024);
+        CHECK_EQ_U64(d->writing_wbs_bw_bytes_per_s, 222 * 1024);
         CHECK(d->backlog_s > 40.0 / 222 - 1e-9 && d->backlog_s < 40.0 / 222 + 1e-9);
 
         /* 64-bit edges saturate */
@@ -552,7 +559,7 @@ static void test_first_sample(observe_ctx *ctx, sample *s) {
         CHECK_EQ_U64(d->backlog_bytes, UINT64_MAX);
         CHECK_EQ_U64(d->dirty_bytes, 5 * 1024);
         CHECK(d->backlog_s > 0.999 && d->backlog_s < 1.001);
-        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 0);
+        CHECK_EQ_U64(d->writing_wbs_bw_bytes_per_s, 0);
         CHECK_STREQ(d->alias, "");
 
         /* device-mapper: kernel name, mapper name as alias, found by either */
@@ -609,7 +616,7 @@ static void test_second_sample(observe_ctx *ctx, sample *s) {
         d = DEV(s, "7:10");
         CHECK(d->source == STATS_SOURCE_BLOCKSTAT);
         CHECK_EQ_U64(d->written_total_bytes, 2000 * 512);
-        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 0);
+        CHECK_EQ_U64(d->writing_wbs_bw_bytes_per_s, 0);
         CHECK(!d->seen_before);
 
         d = DEV(s, "7:3");
@@ -619,7 +626,7 @@ static void test_second_sample(observe_ctx *ctx, sample *s) {
 
         d = DEV(s, "btrfs-1");
         CHECK(d->source == STATS_SOURCE_DEBUGFS);
-        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 0);
+        CHECK_EQ_U64(d->writing_wbs_bw_bytes_per_s, 0);
         CHECK(d->seen_before);
         CHECK_EQ_U64(d->write_bw_bytes_per_s, 0);
 
@@ -741,7 +748,7 @@ static bool samples_same_figures(const sample *a, const sample *b) {
                     strcmp(x->alias, y->alias) != 0 || x->traits != y->traits || x->n_mounts != y->n_mounts ||
                     memcmp(&x->knobs, &y->knobs, sizeof(x->knobs)) != 0 || x->source != y->source ||
                     x->dirty_bytes != y->dirty_bytes || x->writeback_bytes != y->writeback_bytes ||
-                    x->written_total_bytes != y->written_total_bytes || x->wb_bw_bytes_per_s != y->wb_bw_bytes_per_s ||
+                    x->written_total_bytes != y->written_total_bytes || x->writing_wbs_bw_bytes_per_s != y->writing_wbs_bw_bytes_per_s ||
                     x->kernel_bw_bytes_per_s != y->kernel_bw_bytes_per_s) {
                         printf("# %s differs\n", x->bdi);
                         return false;
@@ -1010,6 +1017,104 @@ static void test_vanish(void) {
         observe_free(ctx);
 }
 
+/* Under cgroup writeback a device has a wb per cgroup writing to it (wb_stats, 6.10+), each with its own
+ * WbWriteBandwidth: the root wb may sit idle at INIT_BW while a container's wb does the writing. */
+static void test_wb_stats_cgroups(void) {
+        static const char bdi[] = "7:10", wb_path[] = "sys/kernel/debug/bdi/7:10/wb_stats";
+        char text[8192];
+        observe_ctx *ctx = NULL;
+        const bdi_device *d;
+        uint64_t t = 1000000;
+        sample s = {};
+        int saved_level = log_get_max_level();
+
+        CHECK(observe_new(root, false, &ctx) == 0);
+        put_stats(bdi, 1024, 40960 + 10240, 900000, 800000, 110400);
+
+        printf("# an idle root wb at INIT_BW, a container's wb writing at 8000 kBps: the container's\n");
+        put_wb_stats(bdi, 2, (fake_wb[]) { { 1, 0, 0, 102400 }, { 4091, 1024, 40960, 8000 } });
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, bdi)->writing_wbs_bw_bytes_per_s, 8000 * 1024);
+        sample_done(&s);
+
+        printf("# two wbs writing share the device: their bandwidths add up\n");
+        put_wb_stats(bdi, 3, (fake_wb[]) { { 1, 0, 0, 102400 }, { 4091, 1024, 40960, 8000 }, { 4131, 0, 10240, 3000 } });
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, bdi)->writing_wbs_bw_bytes_per_s, 11000 * 1024);
+        sample_done(&s);
+
+        printf("# a new container's wb still at INIT_BW adds nothing beside the host's measured one\n");
+        put_wb_stats(bdi, 2, (fake_wb[]) { { 1, 1024, 10240, 8000 }, { 4200, 0, 61440, 102400 } });
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, bdi)->writing_wbs_bw_bytes_per_s, 8000 * 1024);
+        sample_done(&s);
+        printf("# ... and alone it is the kernel's guess, as the policy knows it\n");
+        put_wb_stats(bdi, 2, (fake_wb[]) { { 1, 0, 0, 8000 }, { 4200, 0, 61440, 102400 } });
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, bdi)->writing_wbs_bw_bytes_per_s, KERNEL_BW_INITIAL);
+        sample_done(&s);
+
+        printf("# only a few pages held, by a wb that is not the root's: that wb's\n");
+        put_wb_stats(bdi, 2, (fake_wb[]) { { 1, 0, 0, 102400 }, { 4091, 0, 8, 3000 } });
+        CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+        CHECK_EQ_U64(DEV(&s, bdi)->writing_wbs_bw_bytes_per_s, 3000 * 1024);
+        sample_done(&s);
+
+        /* malformed and huge figures: a warning naming the file, the figure and the wb; the sample keeps
+         * the device's other figures and has no wb bandwidth */
+        static const struct {
+                const char *text, *warning;
+        } bad[] = {
+                { "WbCgIno: 1\nWbWriteback: 0 kB\nWbReclaimable: 0 kB\nWbWriteBandwidth: 102400 kBps\n\n"
+                  "WbCgIno: 4091\nWbWriteback: 1024 kB\nWbReclaimable: 40960 kB\nWbWriteBandwidth: 8O00 kBps\n",
+                  "wb_stats (WbWriteBandwidth \"8O00\" in the block of WbCgIno 4091: not a number)" },
+                { "WbCgIno: 4091\nWbWriteback: 1024 kB\nWbReclaimable: 99999999999999999999999 kB\n"
+                  "WbWriteBandwidth: 8000 kBps\n",
+                  "wb_stats (WbReclaimable \"99999999999999999999999\" in the block of WbCgIno 4091: too large)" },
+                { "WbCgIno: 4091\nWbWriteback: 1024 kB\nWbReclaimable: 40960 kB\n"
+                  "WbWriteBandwidth: 18014398509481984 kBps\n",
+                  "wb_stats (WbWriteBandwidth \"18014398509481984\" in the block of WbCgIno 4091: too large)" },
+                { "WbCgIno: 1\nWbWriteback: 0 kB\nWbWriteBandwidth: 102400 kBps\n",
+                  "wb_stats (no WbReclaimable in the block of WbCgIno 1)" },
+                { "WbWriteBandwidth: 8000 kBps\nWbCgIno: 1\nWbWriteback: 0 kB\nWbReclaimable: 0 kB\n",
+                  "wb_stats (WbWriteBandwidth before the first WbCgIno)" },
+                { "WbCgIno: x\x1b[2J\nWbWriteback: 0 kB\nWbReclaimable: 0 kB\nWbWriteBandwidth: 1 kBps\n",
+                  "wb_stats (WbCgIno \"x\\x1b[2J\": not a number)" },
+                { "state: 1\n", "wb_stats (no WbCgIno block)" },
+        };
+        log_set_max_level(LOG_INFO);
+        log_capture_start();
+        (void) log_lines_since(text, sizeof(text));
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                printf("# wb_stats case %zu: %s\n", i, bad[i].warning);
+                put(wb_path, "%s", bad[i].text);
+                CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+                d = DEV(&s, bdi);
+                CHECK(d->source == STATS_SOURCE_DEBUGFS);
+                CHECK_EQ_U64(d->dirty_bytes, (40960 + 10240) * 1024);
+                CHECK_EQ_U64(d->writeback_bytes, 1024 * 1024);
+                CHECK_EQ_U64(d->kernel_bw_bytes_per_s, 110400 * 1024);
+                CHECK_EQ_U64(d->writing_wbs_bw_bytes_per_s, 0);
+                CHECK(log_lines_since(text, sizeof(text)) == 1);
+                CHECK(strstr(text, "Malformed ") != NULL);
+                CHECK(strstr(text, bad[i].warning) != NULL);
+                sample_done(&s);
+                /* good again, said once (and so the next case's warning is a new one) */
+                put_wb_stats(bdi, 2, (fake_wb[]) { { 1, 0, 0, 102400 }, { 4091, 1024, 40960, 8000 } });
+                CHECK(observe_sample_at(ctx, t += 1000000, &s) == 0);
+                CHECK_EQ_U64(DEV(&s, bdi)->writing_wbs_bw_bytes_per_s, 8000 * 1024);
+                CHECK(log_lines_since(text, sizeof(text)) == 1);
+                CHECK(strstr(text, "/sys/kernel/debug/bdi/7:10/wb_stats reads again.") != NULL);
+                sample_done(&s);
+        }
+        log_capture_stop();
+        log_set_max_level(saved_level);
+
+        observe_free(ctx);
+        put_stats(bdi, 0, 40, 100, 50, 0);
+        put_wb_stats(bdi, 2, (fake_wb[]) { { 77, 0, 0, 111 }, { 1, 0, 0, 222 } });
+}
+
 /* debugfs gone altogether (fake root: never mounted): block stat sector counts. *//* debugfs gone altogether (fake root: never mounted): block stat sector counts. */
 static void test_blockstat_fallback(observe_ctx *ctx, sample *s) {
         const bdi_device *d;
@@ -1237,7 +1342,7 @@ static void test_captured_tree(void) {
         CHECK_EQ_U64(d->dirtied_total_bytes, 669248ULL * 1024);
         CHECK_EQ_U64(d->written_total_bytes, 551988ULL * 1024);
         CHECK_EQ_U64(d->kernel_bw_bytes_per_s, 2000 * 1024);
-        CHECK_EQ_U64(d->wb_bw_bytes_per_s, 2000 * 1024);
+        CHECK_EQ_U64(d->writing_wbs_bw_bytes_per_s, 2000 * 1024);
         CHECK_EQ_U64(d->backlog_bytes, 924 * 1024);
         sample_done(&s);
         observe_free(ctx);
@@ -1267,7 +1372,7 @@ static void show_live(const char *mode) {
                        d->n_mounts ? d->mounts[0] : "", d->model,
                        traits_to_string(d->traits, traits, sizeof(traits)), stats_source_to_string(d->source),
                        format_bytes(b0, sizeof(b0), d->written_total_bytes),
-                       format_bytes(b1, sizeof(b1), d->wb_bw_bytes_per_s),
+                       format_bytes(b1, sizeof(b1), d->writing_wbs_bw_bytes_per_s),
                        format_bytes(b2, sizeof(b2), d->backlog_bytes), d->backlog_s, bdi_files_read(d));
         }
         sample_done(&s);
@@ -1302,6 +1407,7 @@ int main(void) {
         test_knobs_cached();
         test_faults();
         test_vanish();
+        test_wb_stats_cgroups();
         test_second_sample(ctx, &s);
         sample_done(&s);
         test_blockstat_fallback(ctx, &s);

@@ -43,7 +43,7 @@ static void fixture_init(fixture *f) {
         f->dev[1].minor = 16;
         f->dev[1].traits = BDI_TRAIT_USB | BDI_TRAIT_REMOVABLE;
         for (int i = 0; i < 2; i++) {
-                f->dev[i].wb_bw_bytes_per_s = 100 * MB;  /* the kernel's initial guess */
+                f->dev[i].writing_wbs_bw_bytes_per_s = 100 * MB;  /* the kernel's initial guess */
                 f->dev[i].seen_before = true;
         }
         f->s.devices = f->dev;
@@ -543,7 +543,7 @@ static void test_crawling_writer_keeps_its_presumed_cap(void) {
                 idle(&f.dev[0]);
                 f.dev[0].dirty_rate_bytes_per_s = dirtied ? 10 * MB : 0;
                 f.dev[0].dirty_bytes = f.dev[0].backlog_bytes = dirtied ? 1 * MB : 900 * 1024;
-                f.dev[0].wb_bw_bytes_per_s = 4096;
+                f.dev[0].writing_wbs_bw_bytes_per_s = 4096;
                 CHECK(tick_after(&f, 100000) == 0);
                 CHECK(!f.st.devices[0].measured);
                 if (n < 2)
@@ -595,7 +595,7 @@ static void test_kernel_estimate_survives_a_quiet_tick(void) {
          * 100 ms tick: the estimate (and the cap it gives) must not come and go with the completions */
         for (int n = 0; n < 8; n++) {
                 flood(&f.dev[0], n % 2 ? 20 * MB : 0, 600 * MB);
-                f.dev[0].wb_bw_bytes_per_s = 105 * MB;
+                f.dev[0].writing_wbs_bw_bytes_per_s = 105 * MB;
                 CHECK(tick_after(&f, 100000) == 0);
                 if (n >= 2)
                         caps[n - 2] = f.d.devices[0].bw_bytes_per_s;
@@ -615,7 +615,7 @@ static void test_kernel_estimate_survives_a_quiet_tick(void) {
 static int stick_tick(fixture *f, uint64_t kernel_bw) {
         flood(&f->dev[1], 27 * MB / 10, 600 * MB);
         f->dev[1].write_bw_bytes_per_s = f->dev[1].dirty_rate_bytes_per_s = 27 * MB;
-        f->dev[1].wb_bw_bytes_per_s = kernel_bw;
+        f->dev[1].writing_wbs_bw_bytes_per_s = kernel_bw;
         return tick_after(f, 100000);
 }
 
@@ -1085,7 +1085,7 @@ static void test_fast_device_leaves_presumed_early(void) {
                         flood(&f.dev[0], cases[i].bw / 10, 600 * MB);
                         f.dev[0].write_bw_bytes_per_s = f.dev[0].dirty_rate_bytes_per_s = cases[i].bw;
                         if (cases[i].kernel_bw)
-                                f.dev[0].wb_bw_bytes_per_s = cases[i].kernel_bw;
+                                f.dev[0].writing_wbs_bw_bytes_per_s = cases[i].kernel_bw;
                         CHECK(tick_after(&f, 100000) == 0);
                         /* from its second sample, the first with a rate: presumed slow */
                         if (ms == 200 && !cases[i].kernel_bw)
@@ -1136,7 +1136,7 @@ static void test_fast_device_entering_a_full_pool(void) {
                 CHECK(tick_after(&f, 100000) == 0);
         }
         CHECK(f.st.devices[1].measured);
-        f.dev[0].wb_bw_bytes_per_s = 8 * MB + 700 * 1024;   /* left from the disk's last writes */
+        f.dev[0].writing_wbs_bw_bytes_per_s = 8 * MB + 700 * 1024;   /* left from the disk's last writes */
         for (uint64_t ms = 100; ms <= 1500; ms += 100) {
                 flood(&f.dev[1], 8 * MB / 10, 240 * MB);
                 f.dev[1].dirty_rate_bytes_per_s = 8 * MB;
@@ -1167,7 +1167,7 @@ static void test_fast_device_entering_a_full_pool(void) {
 static int slowed_tick(fixture *f, uint64_t *kernel_bw) {
         flood(&f->dev[1], 2 * MB, 300 * MB);
         *kernel_bw = kernel_bw_after(*kernel_bw, 20 * MB, 100);
-        f->dev[1].wb_bw_bytes_per_s = *kernel_bw;
+        f->dev[1].writing_wbs_bw_bytes_per_s = *kernel_bw;
         return tick_after(f, 100000);
 }
 
@@ -1180,7 +1180,7 @@ static void test_slowed_device_is_strict(void) {
         f.c.tick_ms = 100;
         for (int n = 0; n < 100; n++) {
                 flood(&f.dev[1], 15 * MB, 300 * MB);
-                f.dev[1].wb_bw_bytes_per_s = kernel_bw;
+                f.dev[1].writing_wbs_bw_bytes_per_s = kernel_bw;
                 CHECK(tick_after(&f, 100000) == 0);
         }
         for (int n = 0; n < 40 && (seen_at < 0 || n < seen_at + 10); n++) {
@@ -1221,14 +1221,14 @@ static void test_slowdown_seen_early(void) {
                 fixture_init(&f);
                 for (uint64_t ms = 0; ms < 10000; ms += ticks_ms[t]) {
                         flood(&f.dev[1], 150 * MB * ticks_ms[t] / 1000, 300 * MB);
-                        f.dev[1].wb_bw_bytes_per_s = kernel_bw;
+                        f.dev[1].writing_wbs_bw_bytes_per_s = kernel_bw;
                         CHECK(tick_after(&f, tick_usec) == 0);
                 }
                 CHECK(f.d.devices[1].bw_bytes_per_s >= 140 * MB);
                 for (uint64_t ms = ticks_ms[t]; ms <= 10000; ms += ticks_ms[t]) {
                         flood(&f.dev[1], 5 * MB * ticks_ms[t] / 1000, 300 * MB);
                         kernel_bw = kernel_bw_after(kernel_bw, 5 * MB, ticks_ms[t]);
-                        f.dev[1].wb_bw_bytes_per_s = kernel_bw;
+                        f.dev[1].writing_wbs_bw_bytes_per_s = kernel_bw;
                         CHECK(tick_after(&f, tick_usec) == 0);
                         if (!seen_after_ms && f.d.devices[1].bw_bytes_per_s < 20 * MB)
                                 seen_after_ms = ms;

@@ -135,7 +135,7 @@ static void fixture_sample(sample *s, uint64_t tick) {
                 .mounts = mounts_loop, .n_mounts = 1, .traits = BDI_TRAIT_ROTATIONAL, .source = STATS_SOURCE_DEBUGFS,
                 .dirty_bytes = 12 * M + tick, .writeback_bytes = M, .thresh_bytes = 100 * M,
                 .dirtied_total_bytes = 1000 * M + tick * M, .written_total_bytes = 900 * M + tick * M,
-                .wb_bw_bytes_per_s = 8 * M, .write_bw_bytes_per_s = 7 * M, .dirty_rate_bytes_per_s = 2 * M,
+                .writing_wbs_bw_bytes_per_s = 8 * M, .write_bw_bytes_per_s = 7 * M, .dirty_rate_bytes_per_s = 2 * M,
                 .backlog_bytes = 13 * M, .backlog_s = 1.625, .seen_before = tick > 0,
         };
         *s = (sample) {

@@ -46,7 +46,8 @@ static const struct {
           "DirtyThresh:       4881124 kB\nBackgroundThresh:  2437580 kB\nBdiDirtied:           5000 kB\n"
           "BdiWritten:            4000 kB\nBdiWriteBandwidth:     1000 kBps\nb_dirty: 32\nstate: 5\n" },
         { "sys/kernel/debug/bdi/8:0/wb_stats",
-          "WbCgIno:    77\nWbWriteBandwidth:   111 kBps\n\nWbCgIno:     1\nWbWriteBandwidth:   2048 kBps\n" },
+          "WbCgIno:    77\nWbWriteback: 1024 kB\nWbReclaimable: 4096 kB\nWbWriteBandwidth:   111 kBps\n\n"
+          "WbCgIno:     1\nWbWriteback: 0 kB\nWbReclaimable: 0 kB\nWbWriteBandwidth:   2048 kBps\n" },
         { "sys/class/bdi/8:0/max_bytes", "4997709824\n" },
         { "sys/class/bdi/8:0/min_ratio_fine", "0\n" },
         { "sys/class/bdi/8:0/strict_limit", "1\n" },
