@@ -202,11 +202,13 @@ static uint64_t strict_drain_per_s(const bdi_device *dev, const device_decision 
         return MAX(dd->bw_bytes_per_s, GUARD_DRAIN_FLOOR_BYTES_PER_S);
 }
 
-/* How far above the backlog a strict hold keeps the cap (GUARD_STRICT_HEADROOM_PERCENT, at least
- * GUARD_STRICT_HEADROOM_MIN_BYTES and the error of the counters). */
-static uint64_t strict_headroom(const bdi_device *dev) {
+/* How far above the backlog a strict hold keeps the cap: GUARD_STRICT_HEADROOM_PERCENT, at least
+ * GUARD_STRICT_HEADROOM_MIN_BYTES, the error of the counters and what the device completes at once
+ * (onoff-a: a loop device completing 8M once a second, held 2M above the backlog, stopped its writer
+ * until each completion, 1.0 s at a time; the kernel alone let it run, 0.2 s). */
+static uint64_t strict_headroom(const bdi_device *dev, const device_decision *dd) {
         return MAX(dev->backlog_bytes / 100 * GUARD_STRICT_HEADROOM_PERCENT,
-                   MAX(GUARD_STRICT_HEADROOM_MIN_BYTES, 2 * dev->counter_error_bytes));
+                   MAX(MAX(GUARD_STRICT_HEADROOM_MIN_BYTES, 2 * dev->counter_error_bytes), dd->burst_bytes));
 }
 
 /* A strict cap below the backlog would stop the device's writers (pos_ratio 0) until it drained under it.
@@ -217,7 +219,7 @@ static uint64_t strict_headroom(const bdi_device *dev) {
 static void guard_strict(const bdi_device *dev, device_decision *dd, guard_state *st) {
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
-        uint64_t ceiling = dev->backlog_bytes + strict_headroom(dev), held;
+        uint64_t ceiling = dev->backlog_bytes + strict_headroom(dev, dd), held;
         guard_hold *h = find_hold(st, dev->bdi, false);
         char a[16], b[16], c[16], d[16];
 

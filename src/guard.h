@@ -26,8 +26,8 @@
  * backlog comes down and the cap follows it (issue 21: a cap held below the backlog stopped the writer of a
  * bursty 8 MB/s device for 4.2 s; one held at its freerun point let the writer keep pace with the device). */
 #define GUARD_STRICT_HEADROOM_PERCENT 5
-/* ... and at least this much above it: the kernel's batches (4M writeback chunks) move a small backlog by
- * more than 5 %. */
+/* ... and at least this much above it, and what the device completes at once (device_decision's
+ * burst_bytes): the kernel's batches (4M writeback chunks) move a small backlog by more than 5 %. */
 #define GUARD_STRICT_HEADROOM_MIN_BYTES (1ULL << 20)
 /* A strict device holding more than this much of its drain above its threshold would stop its writers for
  * about that long: it is left not strict while it drains. */

@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -38,6 +39,7 @@
 #define MIN_DIRTIED_BYTES (1 * MB)          /* a device gets a minimum only while someone added a megabyte ... */
 #define MIN_DIRTIED_USEC 3000000ULL         /* ... within the last 3 s (not the idle root disk's logger) */
 #define STALL_USEC 10000000ULL              /* pages under writeback and none completed for 10 s: gone or failing */
+#define BURST_KEEP_PER_S 0.9                /* a completion burst seen is remembered, 10 % less each second */
 
 static void want(knob_decision *k, uint64_t value, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static void want(knob_decision *k, uint64_t value, const char *format, ...) {
@@ -176,6 +178,16 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
         /* a network file system that completes nothing for a tick is waiting on its server (a hiccup, a
          * COMMIT), not slower: the tick counts for none of its rates, and neither starts nor ends a slowdown */
         pausing = have_prev && written == 0 && (d->traits & BDI_TRAIT_NFS);
+        /* what a tick completed beyond the steady pace of the device's speed: a throttled loop device
+         * completes 8M once a second, a cap whose control range is under that stops its writer until
+         * the next completion (the guard keeps a held cap at least that far above the backlog) */
+        if (have_prev && dt_usec > 0) {
+                double steady = (double) ds->bw_bytes_per_s * (double) dt_usec / 1e6;
+
+                ds->burst_bytes *= pow(BURST_KEEP_PER_S, (double) dt_usec / 1e6);
+                if ((double) written > steady && (double) written - steady > ds->burst_bytes)
+                        ds->burst_bytes = (double) written - steady;
+        }
         ds->last_time_usec = now_usec;
         ds->last_written_total = d->written_total_bytes;
         ds->active_ticks = bdi_device_active(d) ? ds->active_ticks + 1 : 0;
@@ -779,6 +791,7 @@ int policy_decide(const sample *s, const config *c, policy_state *st, decision *
                 dd->bw_bytes_per_s = ds->bw_bytes_per_s;
                 dd->bw_source = ds->measured ? ds->source : SPEED_PRESUMED;
                 dd->remembered_age_s = dd->bw_source == SPEED_REMEMBERED ? d->remembered_age_s : 0;
+                dd->burst_bytes = (uint64_t) ds->burst_bytes;
                 dd->active = bdi_device_active(d);
                 /* a backlog left from before the daemon watched, that nobody has added to since, needs no
                  * room for writers: it is the guard's stuck data. (Not "nobody dirtied it lately": a writer

@@ -36,6 +36,7 @@ typedef struct device_decision {
         bool active;               /* wrote or held dirty data recently */
         uint64_t bw_bytes_per_s;   /* the bandwidth estimate the policy used */
         uint64_t need_bytes;       /* the room it sized the device for: bandwidth x backlog target (active only) */
+        uint64_t burst_bytes;      /* the most it completed at once lately beyond its steady pace (0: smooth) */
         bool capped;               /* the policy caps it strictly: its own limit holds it, not the global one */
         speed_source bw_source;    /* where bw_bytes_per_s comes from */
         uint64_t remembered_age_s; /* SPEED_REMEMBERED: how old the measurement is */
@@ -85,6 +86,7 @@ typedef struct policy_device_state {
         uint64_t dirtied_window_usec;   /* when that count started (0: not yet) */
         uint64_t dirtied_mb_usec;       /* when a megabyte was last added within MIN_DIRTIED_USEC (0: never) */
         uint64_t stalled_since_usec;    /* since when it has pages under writeback and completes none (0: not) */
+        double burst_bytes;             /* decayed maximum of what one tick completed beyond bw x tick */
 } policy_device_state;
 
 typedef struct policy_state {

@@ -496,6 +496,13 @@ static void test_strict_caps(void) {
         guard_apply(&f.s, &f.st, &f.d);
         CHECK_EQ_U64(MAXB(&f, 1)->value, 12 * M + GUARD_STRICT_HEADROOM_MIN_BYTES);
 
+        /* onoff-a: 2M above the backlog of a device completing 8M at a time, its writer waited for each */
+        printf("# ... and at least what the device completes at once: 7M bursts, a 40M backlog\n");
+        strict_fixture(&f, 1000 * M, 40 * M, 16 * M);
+        f.dd[1].burst_bytes = 7 * M;
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 47 * M);
+
         /* test-auto-live: a 1 MB/s device's writer a couple of megabytes over its 64M first bound (the
          * kernel's batches) was taken for an oversized backlog, and strict was dropped: it then ran free */
         printf("# a writer a few megabytes over a slow device's cap: no hold, still strict\n");

@@ -5,6 +5,8 @@
 #include "knob-files.h"
 #include "tap.h"
 
+#include <inttypes.h>
+
 #include <string.h>
 
 #define MB (1024ULL * 1024ULL)
@@ -1171,6 +1173,36 @@ static int slowed_tick(fixture *f, uint64_t *kernel_bw) {
         return tick_after(f, 100000);
 }
 
+/* What a device completes at once beyond its steady pace: a throttled loop device completes 8M once a
+ * second, a smooth one the same 8 MB/s a tenth at a time. */
+static void test_completion_bursts(void) {
+        fixture f;
+
+        fixture_init(&f);
+        f.c.tick_ms = 100;
+        for (int n = 0; n < 60; n++) {
+                /* device 0 smooth, device 1 in bursts; both 8 MB/s, both saturated */
+                flood(&f.dev[0], 0, 200 * MB);
+                f.dev[0].written_total_bytes += 8 * MB / 10;
+                flood(&f.dev[1], 0, 200 * MB);
+                if (n % 10 == 9)
+                        f.dev[1].written_total_bytes += 8 * MB;
+                f.dev[0].dirty_rate_bytes_per_s = f.dev[1].dirty_rate_bytes_per_s = 8 * MB;
+                CHECK(tick_after(&f, 100000) == 0);
+        }
+        printf("# 8 MB/s smooth: burst %" PRIu64 "K; in 8M completions once a second: burst %" PRIu64 "K\n",
+               f.d.devices[0].burst_bytes / 1024, f.d.devices[1].burst_bytes / 1024);
+        CHECK(f.d.devices[0].burst_bytes < 1 * MB);
+        CHECK(f.d.devices[1].burst_bytes >= 6 * MB && f.d.devices[1].burst_bytes <= 8 * MB);
+        /* ... remembered a while, 10 % less a second */
+        for (int n = 0; n < 100; n++) {
+                idle(&f.dev[1]);
+                CHECK(tick_after(&f, 100000) == 0);
+        }
+        CHECK(f.d.devices[1].burst_bytes < 3 * MB && f.d.devices[1].burst_bytes > 2 * MB);
+        fixture_done(&f);
+}
+
 static void test_slowed_device_is_strict(void) {
         uint64_t kernel_bw = 150 * MB;
         int seen_at = -1;
@@ -1257,6 +1289,7 @@ int main(void) {
         test_nfs_commit_wait_is_not_saturation();
         test_speed_survives_idle();
         test_remembered_slow_device_is_capped_before_writing();
+        test_completion_bursts();
         test_remembered_slow_device_with_a_leftover_backlog();
         test_remembered_fast_device_is_not_presumed();
         test_untrusted_figures_leave_limits_alone();
