@@ -63,17 +63,12 @@ static uint64_t limit_for_freerun(uint64_t bytes) {
         return bytes / 3 * 4 + 4 * GUARD_PAGE_BYTES;
 }
 
-static void guard_global(const sample *s, guard_state *st, decision *d) {
-        knob_decision *kd = &d->global[KNOB_DIRTY_BYTES], *kb = &d->global[KNOB_DIRTY_BACKGROUND_BYTES];
+/* What the active uncapped devices are sized to hold (need) is the limit's own business; the rest of what
+ * is dirty and under writeback (capped devices, backlogs beyond their size, dirty data no device accounts
+ * for) is stuck. */
+static void pool_demand(const sample *s, const decision *d, uint64_t *ret_stuck, uint64_t *ret_need) {
         uint64_t inflight = s->global.dirty_bytes + s->global.writeback_bytes, expected = 0, need = 0;
-        uint64_t stuck, floor_stall, floor_freerun, floor, fall, ceiling, held, dirtying = 0, free_limit;
-        unsigned fall_keep_percent;
-        char a[16], b[16], c[16];
 
-        if (!kd->wanted)
-                return;
-        /* what the active uncapped devices are sized to hold is the limit's own business; the rest
-         * (capped devices, backlogs beyond their size, dirty data no device accounts for) is stuck */
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++) {
                 const device_decision *dd = &d->devices[i];
                 const bdi_device *dev = &s->devices[i];
@@ -83,7 +78,20 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
                 expected += MIN(dev->backlog_bytes, dd->need_bytes);
                 need += dd->need_bytes;
         }
-        stuck = inflight > expected ? inflight - expected : 0;
+        *ret_stuck = inflight > expected ? inflight - expected : 0;
+        *ret_need = need;
+}
+
+static void guard_global(const sample *s, guard_state *st, decision *d) {
+        knob_decision *kd = &d->global[KNOB_DIRTY_BYTES], *kb = &d->global[KNOB_DIRTY_BACKGROUND_BYTES];
+        uint64_t inflight = s->global.dirty_bytes + s->global.writeback_bytes, need;
+        uint64_t stuck, floor_stall, floor_freerun, floor, fall, ceiling, held, dirtying = 0, free_limit;
+        unsigned fall_keep_percent;
+        char a[16], b[16], c[16];
+
+        if (!kd->wanted)
+                return;
+        pool_demand(s, d, &stuck, &need);
         floor_stall = stuck + need;
         /* freerun = (limit + background) / 2 with background = limit / 2 */
         floor_freerun = (stuck + GUARD_MARGIN_BYTES) / 3 * 4;
@@ -303,6 +311,73 @@ static void guard_device(const bdi_device *dev, uint64_t thresh_bytes, device_de
         st->clamps_total++;
 }
 
+/* An innocent the shield may take over: managed, being written, not capped by the policy, none of its
+ * knobs the admin's, not left alone (a stack's lower device). */
+static bool shield_candidate(const device_decision *dd, const bdi_device *dev) {
+        if (!dd->managed || !dd->active || dd->capped || !dd->need_bytes || dd->left_alone[0] ||
+            strcmp(dd->bdi, dev->bdi) != 0)
+                return false;
+        for (size_t j = 0; j < KNOB_DEVICE_COUNT; j++)
+                if (dd->knobs[j].from_config)
+                        return false;
+        return true;
+}
+
+/* GUARD_SHIELD_*: while stuck + need does not fit in the limit let through, each innocent gets a strict
+ * cap and an equal minimum: its share (by need) of GUARD_SHIELD_ROOM_PERCENT of what the stuck data
+ * leaves, at most its need or the policy's cap. A cap within a step of the one in force is kept. */
+static void guard_shield(const sample *s, guard_state *st, uint64_t limit_bytes, decision *d) {
+        uint64_t stuck, need, room, stuck_held, budget;
+        char a[16], b[16], c[16], e[16];
+
+        pool_demand(s, d, &stuck, &need);
+        if (s->memcg.n_writing > 0 || !need ||
+            stuck + need <= (st->shielding ? limit_bytes / 100 * GUARD_SHIELD_OFF_PERCENT : limit_bytes)) {
+                st->shielding = false;
+                return;
+        }
+        room = limit_bytes > stuck ? (limit_bytes - stuck) / 100 * GUARD_SHIELD_ROOM_PERCENT : 0;
+        /* the strict holds' minimums cover what is stuck (with their headroom), and all of them together
+         * stay within GUARD_HOLD_BUDGET_PERCENT: room the shield takes beyond that would leave a hold short
+         * of its backlog, and its writers stopped */
+        stuck_held = stuck + stuck / 100 * GUARD_STRICT_HEADROOM_PERCENT + GUARD_STRICT_HEADROOM_MIN_BYTES;
+        budget = limit_bytes / 100 * GUARD_HOLD_BUDGET_PERCENT;
+        room = MIN(room, budget > stuck_held ? budget - stuck_held : 0);
+        st->shielding = true;
+        for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++) {
+                device_decision *dd = &d->devices[i];
+                const bdi_device *dev = &s->devices[i];
+                knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
+                knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+                knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
+                uint64_t cap, current;
+
+                if (!shield_candidate(dd, dev))
+                        continue;
+                cap = MIN(mul_div(room, dd->need_bytes, need), dd->need_bytes);
+                if (kmax->wanted)
+                        cap = MIN(cap, kmax->value);
+                /* the guard never lowers a cap below what the device holds: that would stop its writers */
+                if (cap < GUARD_SHIELD_MIN_BYTES || cap < dev->backlog_bytes + strict_headroom(dev, dd))
+                        continue;
+                if (knob_reading_value(KNOB_MAX_BYTES, &dev->knobs.k[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST],
+                                       s->global.dirty_thresh_bytes, &current) &&
+                    current <= cap && cap - current <= cap / 100 * GUARD_STEP_PERCENT &&
+                    current >= dev->backlog_bytes + strict_headroom(dev, dd))
+                        cap = current;
+                hold(kmax, cap, "shield: %s stuck and %s wanted do not fit in the %s limit; strict at %s, its "
+                     "writers run free below 3/4 of it however full the pool", format_bytes(a, sizeof a, stuck),
+                     format_bytes(b, sizeof b, need), format_bytes(c, sizeof c, limit_bytes),
+                     format_bytes(e, sizeof e, cap));
+                kmax->wanted = true;
+                hold(kmin, cap, "shield: equal to its strict cap, so the cap is its threshold whatever its share");
+                kmin->wanted = true;
+                hold(kstrict, 1, "shield: strict, so its own counters decide when its writers are throttled");
+                kstrict->wanted = true;
+                st->clamps_total++;
+        }
+}
+
 void guard_apply(const sample *s, guard_state *st, decision *d) {
         uint64_t limit_bytes;
 
@@ -317,6 +392,7 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
         guard_global(s, st, d);
         /* the limit this tick lets through: what the devices' minimums are ratios of */
         limit_bytes = d->global[KNOB_DIRTY_BYTES].wanted ? d->global[KNOB_DIRTY_BYTES].value : s->global.dirty_thresh_bytes;
+        guard_shield(s, st, limit_bytes, d);
         /* the policy's minimums are ratios of the limit this tick lets through */
         decision_fit_minimums(d, s, limit_bytes, MIN_BUDGET_PERCENT);
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++) {

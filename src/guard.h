@@ -45,6 +45,18 @@
  * it the held device's threshold, min(max, min + share), falls below its backlog and its writers stop
  * (pos_ratio 0) instead of coming down paced (issue 21). The kernel refuses a sum of 100 %. */
 #define GUARD_HOLD_BUDGET_PERCENT 90
+/* The shield (issue 22 item 8): when what is stuck on capped devices plus the room the active uncapped
+ * ones are sized for does not fit in the limit let through (a device that slowed holds most of a pinned
+ * pool), those writing are made strict with a cap (and min_bytes) sharing this much of what the stuck
+ * data leaves: a strict wb below its own freerun point (3/4 of its threshold) is not throttled at all,
+ * however full the pool (domain_dirty_freerun() looks only at its own counters), and the global dirty
+ * stays below the limit, so the stuck device's writers are paced, not stopped. */
+#define GUARD_SHIELD_ROOM_PERCENT 85
+/* ... only for a cap at least this large (a smaller one would throttle the innocent more than the pool) */
+#define GUARD_SHIELD_MIN_BYTES (16ULL << 20)
+/* ... once on, it stays on until the pool holds both with this much to spare */
+#define GUARD_SHIELD_OFF_PERCENT 90
+
 /* Strict holds the guard remembers at once (each may rise when it begins, never after). */
 #define GUARD_DEVICES_MAX 64
 
@@ -65,6 +77,7 @@ typedef struct guard_state {
         uint64_t ceiling_bytes;          /* the first threshold seen: what the kernel alone allows */
         uint64_t clamps_total;           /* how often the guard held a knob */
         uint64_t held_bytes;             /* dirty_bytes as the guard held it last tick (0: not held) */
+        bool shielding;                  /* the innocents were shielded last tick */
         guard_hold holds[GUARD_DEVICES_MAX];   /* devices whose strict cap the guard holds */
 } guard_state;
 
@@ -82,6 +95,8 @@ typedef struct guard_state {
  *   ratchet up. Where its minimum would not fit within
  *   GUARD_HOLD_BUDGET_PERCENT of the limit after all other minimums, the device is left not strict
  *   while it drains (as the kernel alone would pace it) instead of being stopped;
+ * - the innocents are shielded (GUARD_SHIELD_ROOM_PERCENT) while the pool cannot hold both them and
+ *   what is stuck;
  * - any other device's max_bytes does not fall below its backlog plus GUARD_CAP_HEADROOM_PERCENT
  *   (the guard never raises a cap already in place above the policy's value).
  * Each device's need_bytes is the room the policy sized it for. Fills policy_value/held/held_reason. */

@@ -551,6 +551,61 @@ static void test_strict_caps(void) {
         CHECK_EQ_U64(MINB(&f, 1)->value, 8 * M);
 }
 
+/* issue 22 item 8, slowdown-a: the device that slowed holds 290M of a pinned 400M pool; the innocent fast
+ * disk, not strict, was throttled by the global line (27-71 % of its solo speed). Shielded, it is strict at
+ * what the stuck data and the held minimums leave, and runs free below 3/4 of that. */
+static void test_shield(void) {
+        fixture f;
+        uint64_t cap;
+
+        printf("# a slowed device holds 290M of a 400M pool, the fast disk writes: shielded, strict\n");
+        strict_fixture(&f, 400 * M, 290 * M, 18 * M);
+        holds(&f, 0, 10 * M, 10 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        cap = MAXB(&f, 0)->value;
+        printf("#   fast disk: max %" PRIu64 "M min %" PRIu64 "M strict %" PRIu64 "; slowed: max %" PRIu64 "M min %" PRIu64 "M\n",
+               cap / M, MINB(&f, 0)->value / M, STRICT(&f, 0)->value, MAXB(&f, 1)->value / M, MINB(&f, 1)->value / M);
+        CHECK(MAXB(&f, 0)->wanted && MAXB(&f, 0)->held);
+        CHECK(strstr(MAXB(&f, 0)->held_reason, "shield") != NULL);
+        CHECK(STRICT(&f, 0)->wanted && STRICT(&f, 0)->value == 1);
+        CHECK_EQ_U64(MINB(&f, 0)->value, cap);
+        /* 90 % of 400M less the hold's 290M + 5 % + 1M */
+        CHECK(cap >= 50 * M && cap <= 56 * M);
+        /* the slowed device's hold keeps its minimum above its backlog, strict: all minimums fit */
+        CHECK(MINB(&f, 1)->value > 290 * M);
+        CHECK(STRICT(&f, 1)->value == 1 && !STRICT(&f, 1)->held);
+        CHECK(MINB(&f, 0)->value + MINB(&f, 1)->value <= 400 * M / 100 * GUARD_HOLD_BUDGET_PERCENT);
+
+        printf("# ... the fast disk idle: no shield\n");
+        strict_tick(&f, 0.1, 290 * M, 18 * M);
+        f.dd[0] = (device_decision) { .managed = true };
+        snprintf(f.dd[0].bdi, sizeof f.dd[0].bdi, "8:0");
+        f.dev[0].dirty_bytes = f.dev[0].writeback_bytes = f.dev[0].backlog_bytes = 0;
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(!MAXB(&f, 0)->wanted && !STRICT(&f, 0)->wanted && !MINB(&f, 0)->wanted);
+        CHECK(!f.st.shielding);
+
+        printf("# a pool that holds both: no shield\n");
+        strict_fixture(&f, 4000 * M, 290 * M, 18 * M);
+        holds(&f, 0, 10 * M, 10 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(!MAXB(&f, 0)->wanted && !STRICT(&f, 0)->wanted);
+
+        printf("# no room left by the stuck data: no shield (a cap under 16M would throttle it more)\n");
+        strict_fixture(&f, 400 * M, 340 * M, 18 * M);
+        holds(&f, 0, 10 * M, 10 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(!STRICT(&f, 0)->wanted);
+
+        printf("# an admin's value on the innocent: not the shield's to override\n");
+        strict_fixture(&f, 400 * M, 290 * M, 18 * M);
+        holds(&f, 0, 10 * M, 10 * M);
+        want(STRICT(&f, 0), 0);
+        STRICT(&f, 0)->from_config = true;
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(STRICT(&f, 0)->value == 0 && !MAXB(&f, 0)->wanted);
+}
+
 /* The strict hold follows the backlog, whatever the tick: the kernel paces the writer, not the tick. */
 static void test_strict_same_per_second(void) {
         static const double ticks_s[] = { 0.1, 0.25, 1.0 };
@@ -657,6 +712,7 @@ int main(void) {
         test_minimums_fit_the_held_limit();
         test_strict_caps();
         test_strict_same_per_second();
+        test_shield();
         test_gone_device_leaves_no_hold();
         test_many_gone_holders();
         TEST_EXIT();
