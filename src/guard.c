@@ -138,7 +138,7 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
         if (held == kd->value)
                 return;
         if (s->memcg.n_writing > 0 && held == floor)
-                hold(kd, held, "held at the kernel's own %s: %u memory-limited cgroup(s) write (%s, %s %s), "
+                hold(kd, held, "held at the kernel's own %s: %u memory-limited cgroup(s) write (%.40s, %s %s), "
                      "and their dirty limits are its share of their memory", format_bytes(a, sizeof a, held),
                      s->memcg.n_writing, s->memcg.example, s->memcg.smallest_limit_file,
                      format_bytes(b, sizeof b, s->memcg.smallest_limit_bytes));
@@ -234,16 +234,31 @@ static void guard_strict(const bdi_device *dev, device_decision *dd, guard_state
         /* a backlog within the kernel's batching of the cap is no oversized one */
         if (!h && kmax->value + strict_slack(dev) >= dev->backlog_bytes)
                 return;
-        held = h && h->cap_bytes ? MIN(h->cap_bytes, ceiling) : ceiling;
-        if (held <= kmax->value) {
-                /* down to the policy's cap: the hold is over */
+        /* down to the policy's cap, or within its batching below it (at most a quarter of it: the wb's
+         * setpoint): the hold is over (not only once the headroom fits under the cap: headroom of 64 CPUs'
+         * counter error, or of a device's completion bursts, can be more than a small cap, and a hold
+         * would never end) */
+        if (ceiling <= kmax->value || dev->backlog_bytes + MIN(strict_slack(dev), kmax->value / 4) <= kmax->value) {
                 forget_hold(st, dev->bdi);
                 return;
         }
+        /* never below the policy's cap: a hold that ended there early would start again higher */
+        held = MAX(h && h->cap_bytes ? MIN(h->cap_bytes, ceiling) : ceiling, kmax->value);
         if (!h)
                 h = find_hold(st, dev->bdi, true);
-        if (h)
-                h->cap_bytes = held;
+        if (!h) {
+                /* no slot left to remember it by: a hold that cannot remember its cap would follow its
+                 * writer up; not strict while it drains, paced by the kernel's control line */
+                hold(kmax, ceiling, "held at %s above what the device holds, not strict: more than %d devices "
+                     "are held at once", format_bytes(a, sizeof a, ceiling), GUARD_DEVICES_MAX);
+                hold(&dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST], 0, "not strict while it drains: more than "
+                     "%d devices are held at once", GUARD_DEVICES_MAX);
+                if (kmin->wanted && !kmin->from_config)
+                        hold(kmin, MIN(kmin->value, kmin->policy_value), "not strict: no minimum for its hold");
+                st->clamps_total++;
+                return;
+        }
+        h->cap_bytes = held;
         hold(kmax, held, "descent of an oversized backlog: held at %s, the device holds %s and drains %s/s; "
              "its writers are paced below that until it is down to %s",
              format_bytes(a, sizeof a, held), format_bytes(b, sizeof b, dev->backlog_bytes),
@@ -327,7 +342,7 @@ static bool shield_candidate(const device_decision *dd, const bdi_device *dev) {
  * cap and an equal minimum: its share (by need) of GUARD_SHIELD_ROOM_PERCENT of what the stuck data
  * leaves, at most its need or the policy's cap. A cap within a step of the one in force is kept. */
 static void guard_shield(const sample *s, guard_state *st, uint64_t limit_bytes, decision *d) {
-        uint64_t stuck, need, room, stuck_held, budget;
+        uint64_t stuck, need, room, mins = 0, budget;
         char a[16], b[16], c[16], e[16];
 
         pool_demand(s, d, &stuck, &need);
@@ -337,12 +352,22 @@ static void guard_shield(const sample *s, guard_state *st, uint64_t limit_bytes,
                 return;
         }
         room = limit_bytes > stuck ? (limit_bytes - stuck) / 100 * GUARD_SHIELD_ROOM_PERCENT : 0;
-        /* the strict holds' minimums cover what is stuck (with their headroom), and all of them together
-         * stay within GUARD_HOLD_BUDGET_PERCENT: room the shield takes beyond that would leave a hold short
-         * of its backlog, and its writers stopped */
-        stuck_held = stuck + stuck / 100 * GUARD_STRICT_HEADROOM_PERCENT + GUARD_STRICT_HEADROOM_MIN_BYTES;
+        /* all minimums together stay within GUARD_HOLD_BUDGET_PERCENT, the holds' (which cover what is
+         * stuck) and every other's counted as wanted now: room the shield took beyond that would be scaled
+         * down with them, and leave a hold short of its backlog, its writers stopped */
+        for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++) {
+                const knob_decision *kmin = &d->devices[i].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+                uint64_t v;
+
+                if (!d->devices[i].managed) {
+                        if (knob_reading_value(KNOB_MIN_BYTES, &s->devices[i].knobs.k[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST],
+                                               limit_bytes, &v))
+                                mins += v;
+                } else if (kmin->wanted && !shield_candidate(&d->devices[i], &s->devices[i]))
+                        mins += kmin->value;
+        }
         budget = limit_bytes / 100 * GUARD_HOLD_BUDGET_PERCENT;
-        room = MIN(room, budget > stuck_held ? budget - stuck_held : 0);
+        room = MIN(room, budget > mins ? budget - mins : 0);
         st->shielding = true;
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++) {
                 device_decision *dd = &d->devices[i];
@@ -378,6 +403,21 @@ static void guard_shield(const sample *s, guard_state *st, uint64_t limit_bytes,
         }
 }
 
+/* After the minimums were fitted: a shield whose minimum was scaled below its cap would not make the cap
+ * its threshold, and a strict device whose threshold is under its backlog is stopped. Then no shield: the
+ * cap, above the backlog, stays, not strict and with no minimum of its own. */
+static void guard_shield_fit(const bdi_device *dev, device_decision *dd) {
+        knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
+        knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+        knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
+
+        if (!kmax->held || strncmp(kmax->held_reason, "shield:", 7) != 0 || kmin->value >= kmax->value ||
+            kmin->value >= dev->backlog_bytes + strict_headroom(dev, dd))
+                return;
+        hold(kstrict, 0, "no shield: its minimum did not fit in %d %% of the limit", GUARD_HOLD_BUDGET_PERCENT);
+        *kmin = (knob_decision) {};
+}
+
 void guard_apply(const sample *s, guard_state *st, decision *d) {
         uint64_t limit_bytes;
 
@@ -392,7 +432,6 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
         guard_global(s, st, d);
         /* the limit this tick lets through: what the devices' minimums are ratios of */
         limit_bytes = d->global[KNOB_DIRTY_BYTES].wanted ? d->global[KNOB_DIRTY_BYTES].value : s->global.dirty_thresh_bytes;
-        guard_shield(s, st, limit_bytes, d);
         /* the policy's minimums are ratios of the limit this tick lets through */
         decision_fit_minimums(d, s, limit_bytes, MIN_BUDGET_PERCENT);
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++) {
@@ -409,8 +448,13 @@ void guard_apply(const sample *s, guard_state *st, decision *d) {
                                 guard_device(&s->devices[i], s->global.dirty_thresh_bytes, dd, st);
                 }
         }
+        /* the shield, sized on what the holds' minimums leave */
+        guard_shield(s, st, limit_bytes, d);
         /* and a strict hold's minimum may take more of it, after all others (GUARD_HOLD_BUDGET_PERCENT) */
         decision_fit_minimums(d, s, limit_bytes, GUARD_HOLD_BUDGET_PERCENT);
+        for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++)
+                if (d->devices[i].managed && strcmp(d->devices[i].bdi, s->devices[i].bdi) == 0)
+                        guard_shield_fit(&s->devices[i], &d->devices[i]);
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++)
                 if (d->devices[i].managed && strcmp(d->devices[i].bdi, s->devices[i].bdi) == 0)
                         guard_strict_fit(&s->devices[i], &d->devices[i], st);

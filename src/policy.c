@@ -185,7 +185,10 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
                 double steady = (double) ds->bw_bytes_per_s * (double) dt_usec / 1e6;
 
                 ds->burst_bytes *= pow(BURST_KEEP_PER_S, (double) dt_usec / 1e6);
-                if ((double) written > steady && (double) written - steady > ds->burst_bytes)
+                /* against a measured speed, saturated at both ends: before that, the 1 MB/s floor of an
+                 * unknown device made a smooth 200 MB/s disk's first second a 199M burst */
+                if (ds->measured && saturated && ds->was_saturated && (double) written > steady &&
+                    (double) written - steady > ds->burst_bytes)
                         ds->burst_bytes = (double) written - steady;
         }
         ds->last_time_usec = now_usec;
@@ -448,9 +451,10 @@ static void want_first_bound(policy_device_state *ds, uint64_t bound, const char
         ds->strict = ds->presumed = true;
 }
 
-/* What a device nobody writes may hold and still get a remembered cap below that: the guard brings such a
- * backlog down with a hold whose minimum covers it, a share of the pool taken from everyone else (start-a:
- * 1.8G of min_bytes on a stick nobody wrote to); up to an eighth of the limit in force is worth that. */
+/* What a device nobody writes may hold and still get a remembered cap below that: once its writer is back,
+ * the guard brings such a backlog down with a hold whose minimum (the policy's, for a strict device being
+ * written) covers it, a share of the pool taken from everyone else (start-a: 1.8G of min_bytes on a stick
+ * nobody wrote to); up to an eighth of the limit in force is worth that. */
 #define REMEMBERED_LEFTOVER_DIVISOR 8
 
 /* A device known slow from before (its speed remembered, not measured in this run) and not capped yet:
@@ -482,7 +486,7 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
         knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
         uint64_t target_ms = device_backlog_ms(c, dc), cap, floor, target, step, bound;
-        char a[16], b[16], bound_why[144];
+        char a[16], b[16], bound_why[200];
         bool strict, presumed, far_below;
 
         /* the lower device of a stack (a LUKS/LVM member, the filesystem under a loop's backing file): what

@@ -490,6 +490,40 @@ static void test_strict_caps(void) {
         guard_apply(&f.s, &f.st, &f.d);
         CHECK_EQ_U64(MAXB(&f, 1)->value, above(90 * M));
 
+        /* review: headroom of 64 CPUs' counter error (29M) is more than a 16M cap: the hold never ended */
+        printf("# a hold ends once the backlog is within the kernel's batching under the cap, whatever the headroom\n");
+        strict_fixture(&f, 1000 * M, 120 * M, 16 * M);
+        f.dev[1].counter_error_bytes = 15 * M;
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(MAXB(&f, 1)->held);
+        for (n = 0; n < 40 && MAXB(&f, 1)->held; n++) {
+                strict_tick(&f, 1.0, n < 12 ? 120 * M - 10 * M * (uint64_t) n : 0, 16 * M);
+                f.dev[1].counter_error_bytes = 15 * M;
+                guard_apply(&f.s, &f.st, &f.d);
+        }
+        CHECK(!MAXB(&f, 1)->held);
+        CHECK_EQ_U64(MAXB(&f, 1)->value, 16 * M);
+        CHECK(f.st.holds[0].bdi[0] == '\0');
+
+        /* review: a hold below a grown backlog, the policy's cap rising above it: forgotten, strict at the
+         * new cap under 60M held (pos_ratio 0), then a new hold 21M higher */
+        printf("# a policy cap rising above a hold that a backlog outgrew: the hold goes on, not strict\n");
+        strict_fixture(&f, 1000 * M, 40 * M, 16 * M);
+        f.dd[1].bw_bytes_per_s = 8 * M;
+        guard_apply(&f.s, &f.st, &f.d);
+        strict_tick(&f, 0.1, 60 * M, 16 * M);
+        f.dd[1].bw_bytes_per_s = 8 * M;
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(STRICT(&f, 1)->value == 0 && STRICT(&f, 1)->held);
+        strict_tick(&f, 0.1, 60 * M, 45 * M);
+        f.dd[1].bw_bytes_per_s = 8 * M;
+        guard_apply(&f.s, &f.st, &f.d);
+        CHECK(MAXB(&f, 1)->held);
+        CHECK(f.st.holds[0].bdi[0] != '\0');
+        CHECK(STRICT(&f, 1)->value == 0 || MAXB(&f, 1)->value > 60 * M);
+        /* raised to the policy's cap, not to the grown backlog */
+        CHECK_EQ_U64(f.st.holds[0].cap_bytes, 45 * M);
+
         printf("# a small backlog gets at least %llu M of headroom (the kernel's batches move it more than 5 %%)\n",
                GUARD_STRICT_HEADROOM_MIN_BYTES / M);
         strict_fixture(&f, 1000 * M, 12 * M, 4 * M);

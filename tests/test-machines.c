@@ -12,7 +12,7 @@
 
 #define M (1024ULL * 1024ULL)
 #define SEC 1000000ULL
-#define MAX_DEVICES 24
+#define MAX_DEVICES 72
 
 typedef struct machine {
         sample s;
@@ -209,10 +209,32 @@ static void test_hold_after_the_innocents(void) {
         CHECK(STRICT(&m, 1)->value == 1 && !STRICT(&m, 1)->held);
 }
 
+/* More strict holds at once than the guard can remember (GUARD_DEVICES_MAX): one that cannot remember its
+ * cap would follow its writer up every tick; it is left not strict while it drains, its cap above the
+ * backlog (review of the strict hold that follows the backlog). */
+static void test_more_holds_than_slots(void) {
+        machine m;
+        size_t n = GUARD_DEVICES_MAX + 1;
+        bool all_strict_remembered = true;
+
+        machine_init(&m, 100000 * M, n);
+        for (size_t i = 0; i < n; i++)
+                strict_writer(&m, i, 240 * M, 16 * M);
+        run(&m, "65 strict holds at once");
+        for (size_t i = 0; i < GUARD_DEVICES_MAX; i++)
+                all_strict_remembered = all_strict_remembered && MAXB(&m, i)->held && STRICT(&m, i)->value == 1;
+        CHECK(all_strict_remembered);
+        CHECK(MAXB(&m, n - 1)->value > 240 * M);
+        CHECK(STRICT(&m, n - 1)->value == 0 && STRICT(&m, n - 1)->held);
+        CHECK(strstr(STRICT(&m, n - 1)->held_reason, "devices are held at once") != NULL);
+        CHECK(MINB(&m, n - 1)->value <= 16 * M);
+}
+
 int main(void) {
         test_one_device_and_an_excluded_minimum();
         test_three_devices_innocents_first();
         test_twenty_devices();
         test_hold_after_the_innocents();
+        test_more_holds_than_slots();
         TEST_EXIT();
 }

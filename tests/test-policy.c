@@ -937,8 +937,9 @@ static void test_remembered_slow_device_with_a_leftover_backlog(void) {
                 CHECK(!dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
                 CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "remembered") != NULL);
         }
-        /* holding more than that cap, nobody adding: still capped (the guard brings it down, its hold's
-         * minimum covering what it holds) while that is a small part of the 4.6G limit ... */
+        /* holding more than that cap, nobody adding: still capped (once its writer is back, the guard
+         * brings it down with a hold whose minimum covers what it holds) while that is a small part of
+         * the 4.6G limit ... */
         f.dev[1].dirty_bytes = f.dev[1].backlog_bytes = 40 * MB;
         CHECK(tick(&f) == 0);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
@@ -1194,6 +1195,26 @@ static void test_completion_bursts(void) {
                f.d.devices[0].burst_bytes / 1024, f.d.devices[1].burst_bytes / 1024);
         CHECK(f.d.devices[0].burst_bytes < 1 * MB);
         CHECK(f.d.devices[1].burst_bytes >= 6 * MB && f.d.devices[1].burst_bytes <= 8 * MB);
+        fixture_done(&f);
+
+        /* a smooth 200 MB/s disk on 1 s ticks: its first seconds, before its speed is measured, are no
+         * burst (against the 1 MB/s floor of an unknown device they were 199M) */
+        fixture_init(&f);
+        for (int n = 0; n < 5; n++) {
+                flood(&f.dev[0], 200 * MB, 400 * MB);
+                CHECK(tick(&f) == 0);
+                CHECK(f.d.devices[0].burst_bytes < 20 * MB);
+        }
+        fixture_done(&f);
+        fixture_init(&f);
+        f.c.tick_ms = 100;
+        for (int n = 0; n < 60; n++) {
+                flood(&f.dev[1], 0, 200 * MB);
+                if (n % 10 == 9)
+                        f.dev[1].written_total_bytes += 8 * MB;
+                f.dev[1].dirty_rate_bytes_per_s = 8 * MB;
+                CHECK(tick_after(&f, 100000) == 0);
+        }
         /* ... remembered a while, 10 % less a second */
         for (int n = 0; n < 100; n++) {
                 idle(&f.dev[1]);
