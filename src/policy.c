@@ -628,8 +628,13 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
                  * that is not strict bites only where the pool is above freerun (fill-a: freed from its
                  * presumed cap with 3.8G on a 30 MB/s device, measured at 58M against the 64M the policy
                  * heads for, it came down 5 MB/s under the 4.6G the guard held for that backlog) */
-                bool over_cap = ds->strict && d->backlog_bytes > target &&
-                                target <= MAX(limit, s->global.dirty_thresh_bytes) / STRICT_SHARE_DIVISOR;
+                /* ... and so does one that is not strict yet and holds more than its cap plus the kernel's
+                 * batching: a cap that is not strict bites only above the pool's freerun point, and what it
+                 * holds beyond its size is stuck data that lifts the guard's floor, so the pool grew with it
+                 * (db-same-a at 1 s: the copy's disk held 334M against a 92M cap, the limit rising with it) */
+                uint64_t over_slack = MAX(BW_QUEUED_BYTES * 4, 2 * d->counter_error_bytes);
+                bool over_cap = target <= MAX(limit, s->global.dirty_thresh_bytes) / STRICT_SHARE_DIVISOR &&
+                                (d->backlog_bytes > target + over_slack || (ds->strict && d->backlog_bytes > target));
 
                 strict = presumed || ds->slowed_usec || over_cap || target <= limit / STRICT_SHARE_DIVISOR ||
                          (ds->strict && target <= mul_div(limit, STRICT_KEEP_PERCENT, 100));
