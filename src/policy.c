@@ -435,7 +435,7 @@ static uint64_t first_bound(const sample *s, const config *c, const bdi_device *
 /* No cap wanted from now on: the next one starts afresh (no slew, no hysteresis, not strict). */
 static void forget_cap(policy_device_state *ds) {
         ds->max_bytes = 0;
-        ds->strict = ds->presumed = false;
+        ds->strict = ds->presumed = ds->over_cap = false;
 }
 
 /* The cap of an idle device whose speed is not known: its first bound, strict so it is in force when
@@ -487,7 +487,7 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
         uint64_t target_ms = device_backlog_ms(c, dc), cap, floor, target, step, bound;
         char a[16], b[16], bound_why[200];
-        bool strict, presumed, far_below;
+        bool strict, presumed, far_below, over_cap_now = false;
 
         /* the lower device of a stack (a LUKS/LVM member, the filesystem under a loop's backing file): what
          * is dirty on it is the upper device's writeback, a cap or strict limit here throttles that device's
@@ -628,16 +628,21 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
                  * that is not strict bites only where the pool is above freerun (fill-a: freed from its
                  * presumed cap with 3.8G on a 30 MB/s device, measured at 58M against the 64M the policy
                  * heads for, it came down 5 MB/s under the 4.6G the guard held for that backlog) */
+                /* (once strict for that, while it holds more than half its cap: its writer paced at the cap
+                 * keeps it between 3/4 of it and the cap, and a release there had it flip every second,
+                 * restart-a) */
                 /* ... and so does one that is not strict yet and holds more than its cap plus the kernel's
                  * batching: a cap that is not strict bites only above the pool's freerun point, and what it
                  * holds beyond its size is stuck data that lifts the guard's floor, so the pool grew with it
                  * (db-same-a at 1 s: the copy's disk held 334M against a 92M cap, the limit rising with it) */
                 uint64_t over_slack = MAX(BW_QUEUED_BYTES * 4, 2 * d->counter_error_bytes);
                 bool over_cap = target <= MAX(limit, s->global.dirty_thresh_bytes) / STRICT_SHARE_DIVISOR &&
-                                (d->backlog_bytes > target + over_slack || (ds->strict && d->backlog_bytes > target));
+                                (d->backlog_bytes > target + over_slack || (ds->strict && d->backlog_bytes > target) ||
+                                 (ds->over_cap && d->backlog_bytes > target / 2));
 
                 strict = presumed || ds->slowed_usec || over_cap || target <= limit / STRICT_SHARE_DIVISOR ||
                          (ds->strict && target <= mul_div(limit, STRICT_KEEP_PERCENT, 100));
+                over_cap_now = over_cap;
                 if (presumed)
                         want(kstrict, 1, "presumed slow: enforce its cap %s even below freerun",
                              format_bytes(a, sizeof a, target));
@@ -652,6 +657,7 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
                              format_bytes(a, sizeof a, target), format_bytes(b, sizeof b, limit));
         }
         ds->strict = strict;
+        ds->over_cap = strict && over_cap_now;
         /* a strict device that was idle gets only a sliver of its cap: the kernel's idle floor for strict
          * wbs (__wb_calc_thresh(), 6.13+) and the slow ramp-up of its share, while its bandwidth estimate
          * restarts near zero after 4 s idle. Granting it the cap as its minimum lets its writers start. */

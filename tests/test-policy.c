@@ -972,6 +972,14 @@ static void test_uncapped_backlog_over_its_cap_goes_strict(void) {
         CHECK(tick(&f) == 0);
         CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
         CHECK(strstr(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->reason, "more than its cap") != NULL);
+        /* ... and stays so while its writer, paced at the cap, keeps it above half of it (released at the
+         * cap, restart-a's fast disk flipped every second) */
+        flood(&f.dev[0], 92 * MB, 80 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
+        flood(&f.dev[0], 92 * MB, 40 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value);
         /* a few megabytes over it are the kernel's batching: not strict for that */
         fixture_done(&f);
         fixture_init(&f);
