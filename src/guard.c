@@ -219,6 +219,12 @@ static uint64_t strict_headroom(const bdi_device *dev, const device_decision *dd
                    MAX(MAX(GUARD_STRICT_HEADROOM_MIN_BYTES, 2 * dev->counter_error_bytes), dd->burst_bytes));
 }
 
+/* What the device drains in GUARD_STRICT_BLOCK_MS, at least the kernel's batching: a strict device this
+ * far above its threshold stops its writers about that long. */
+static uint64_t strict_block_bytes(const bdi_device *dev, const device_decision *dd) {
+        return MAX(mul_div(strict_drain_per_s(dev, dd), GUARD_STRICT_BLOCK_MS, 1000), strict_slack(dev));
+}
+
 /* A strict cap below the backlog would stop the device's writers (pos_ratio 0) until it drained under it.
  * A hold keeps the cap (min_bytes equal) strict_headroom() above what the device holds instead: its writers
  * are paced in the top of the wb's control range, below the device's speed, the backlog comes down and
@@ -244,6 +250,11 @@ static void guard_strict(const bdi_device *dev, device_decision *dd, guard_state
         }
         /* never below the policy's cap: a hold that ended there early would start again higher */
         held = MAX(h && h->cap_bytes ? MIN(h->cap_bytes, ceiling) : ceiling, kmax->value);
+        /* a writer that outran the cap by more than a second's drain (a memory-speed writer before the
+         * kernel's rate limit caught up) would wait that long: the cap rises to just above it, strict.
+         * Left not strict instead, restart-a's writer ran free to 3G under a 4.6G limit. */
+        if (dev->backlog_bytes > held + strict_block_bytes(dev, dd))
+                held = ceiling;
         if (!h)
                 h = find_hold(st, dev->bdi, true);
         if (!h) {
@@ -278,8 +289,7 @@ static void guard_strict_fit(const bdi_device *dev, device_decision *dd, guard_s
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
-        uint64_t block_bytes = MAX(mul_div(strict_drain_per_s(dev, dd), GUARD_STRICT_BLOCK_MS, 1000),
-                                   strict_slack(dev));
+        uint64_t block_bytes = strict_block_bytes(dev, dd);
         char a[16], b[16], c[16];
 
         if (!kmax->held || !find_hold(st, dev->bdi, false))

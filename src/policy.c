@@ -457,17 +457,19 @@ static void want_first_bound(policy_device_state *ds, uint64_t bound, const char
  * nobody wrote to); up to an eighth of the limit in force is worth that. */
 #define REMEMBERED_LEFTOVER_DIVISOR 8
 
-/* A device known slow from before (its speed remembered, not measured in this run) and not capped yet:
- * its cap from that speed, strict, in place before its first write instead of the pool; not where the
- * cap would not be under half the limit, nor over a backlog above leftover_max. True if wanted. */
+/* A device known slow from before (its speed remembered, not measured in this run, or with
+ * measured_now_too measured by draining a leftover) and not capped yet: its cap from that speed, strict,
+ * in place before its first write instead of the pool; not where the cap would not be under half the
+ * limit, nor over a backlog above leftover_max. True if wanted. */
 static bool want_remembered_cap(policy_device_state *ds, uint64_t target_ms, uint64_t floor, uint64_t limit,
-                                uint64_t backlog_bytes, uint64_t leftover_max, device_decision *dd) {
+                                uint64_t backlog_bytes, uint64_t leftover_max, bool measured_now_too,
+                                device_decision *dd) {
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
         uint64_t cap;
         char a[16];
 
-        if (!ds->measured || ds->max_bytes || ds->source != SPEED_REMEMBERED)
+        if (!ds->measured || ds->max_bytes || (ds->source != SPEED_REMEMBERED && !measured_now_too))
                 return false;
         cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
         if (cap > limit / STRICT_SHARE_DIVISOR || backlog_bytes > MAX(cap, leftover_max))
@@ -510,7 +512,7 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
                 /* an idle device needs no new reservation (a few stray pages, or the per-CPU error of its
                  * counters, do not make it busy); one with a measured cap keeps it, one with no known
                  * speed gets its first bound before its first byte */
-                if (want_remembered_cap(ds, target_ms, floor, limit, d->backlog_bytes, 0, dd))
+                if (want_remembered_cap(ds, target_ms, floor, limit, d->backlog_bytes, 0, false, dd))
                         return;
                 if (ds->max_bytes && ds->measured) {
                         want(kmax, ds->max_bytes, "idle: keeping its cap (bandwidth %s/s when last measured)",
@@ -532,8 +534,10 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
                 forget_cap(ds);
                 /* ... but its next writer meets the cap it will need (restart-a: 13-32M left on the slow
                  * device at the restart, no cap, and 223-262M dirty on it before its writer was seen) */
+                /* (measured again in this run by its draining, after a second saturated, all the same:
+                 * restart-a lost its cap so, and its writer came back to 3G) */
                 if (want_remembered_cap(ds, target_ms, floor, limit, d->backlog_bytes,
-                                        MAX(limit, s->global.dirty_thresh_bytes) / REMEMBERED_LEFTOVER_DIVISOR, dd))
+                                        MAX(limit, s->global.dirty_thresh_bytes) / REMEMBERED_LEFTOVER_DIVISOR, true, dd))
                         return;
                 if (bound && d->backlog_bytes < bound)
                         want_first_bound(ds, bound, bound_why, dd);

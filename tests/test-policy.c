@@ -944,6 +944,21 @@ static void test_remembered_slow_device_with_a_leftover_backlog(void) {
         CHECK(tick(&f) == 0);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+        /* ... and still so once its draining, a second saturated, has measured it in this run (restart-a:
+         * measured again so, it lost its cap, and its writer came back to 3G) */
+        for (int n = 0; n < 4; n++) {
+                f.dev[1].written_total_bytes += 8 * MB;
+                f.dev[1].write_bw_bytes_per_s = 8 * MB;
+                f.dev[1].dirty_rate_bytes_per_s = 0;
+                f.dev[1].writeback_bytes = 8 * MB;
+                f.dev[1].dirty_bytes = 30 * MB - 8 * MB * (uint64_t) n;
+                f.dev[1].backlog_bytes = f.dev[1].dirty_bytes + f.dev[1].writeback_bytes;
+                CHECK(tick(&f) == 0);
+        }
+        CHECK_EQ_U64(f.d.devices[1].bw_source, SPEED_MEASURED);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_MAX_BYTES)->value, 16 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+        f.dev[1].writeback_bytes = 0;
         /* ... not for more than an eighth of it: that minimum would take the pool from everyone else */
         f.dev[1].dirty_bytes = f.dev[1].backlog_bytes = 1800 * MB;
         CHECK(tick(&f) == 0);
