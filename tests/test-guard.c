@@ -607,7 +607,8 @@ static void test_shield(void) {
         guard_apply(&f.s, &f.st, &f.d);
         cap = MAXB(&f, 0)->value;
         printf("#   fast disk: max %" PRIu64 "M min %" PRIu64 "M strict %" PRIu64 "; slowed: max %" PRIu64 "M min %" PRIu64 "M\n",
-               cap / M, MINB(&f, 0)->value / M, STRICT(&f, 0)->value, MAXB(&f, 1)->value / M, MINB(&f, 1)->value / M);
+               (uint64_t) (cap / M), (uint64_t) (MINB(&f, 0)->value / M), STRICT(&f, 0)->value,
+               (uint64_t) (MAXB(&f, 1)->value / M), (uint64_t) (MINB(&f, 1)->value / M));
         CHECK(MAXB(&f, 0)->wanted && MAXB(&f, 0)->held);
         CHECK(strstr(MAXB(&f, 0)->held_reason, "shield") != NULL);
         CHECK(STRICT(&f, 0)->wanted && STRICT(&f, 0)->value == 1);
