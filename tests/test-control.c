@@ -148,8 +148,8 @@ static void pump(unsigned ms) {
 }
 
 /* The server's client count once it is want, or after max 2 s of pumping: the server sees a hangup or a
- * connection only when its event loop runs, later on a loaded machine (a fixed 20 ms left 34 of 56
- * killed holders' connections counted once). */
+ * connection only when its event loop runs, later on a loaded machine (after a fixed 20 ms, 34 connections
+ * of killed holders were still counted once). */
 static unsigned clients_after(control_server *s, unsigned want) {
         uint64_t end = now_usec() + 2000000;
 
