@@ -409,6 +409,7 @@ static void guard_shield(const sample *s, guard_state *st, uint64_t limit_bytes,
                 kmin->wanted = true;
                 hold(kstrict, 1, "shield: strict, so its own counters decide when its writers are throttled");
                 kstrict->wanted = true;
+                dd->shielded = true;
                 st->clamps_total++;
         }
 }
@@ -421,8 +422,7 @@ static void guard_shield_fit(const bdi_device *dev, device_decision *dd) {
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
 
-        if (!kmax->held || strncmp(kmax->held_reason, "shield:", 7) != 0 || kmin->value >= kmax->value ||
-            kmin->value >= dev->backlog_bytes + strict_headroom(dev, dd))
+        if (!dd->shielded || kmin->value >= kmax->value || kmin->value >= dev->backlog_bytes + strict_headroom(dev, dd))
                 return;
         hold(kstrict, 0, "no shield: its minimum did not fit in %d %% of the limit", GUARD_HOLD_BUDGET_PERCENT);
         *kmin = (knob_decision) {};

@@ -38,6 +38,7 @@ typedef struct device_decision {
         uint64_t need_bytes;       /* the room it sized the device for: bandwidth x backlog target (active only) */
         uint64_t burst_bytes;      /* the most it completed at once lately beyond its steady pace (0: smooth) */
         bool capped;               /* the policy caps it strictly: its own limit holds it, not the global one */
+        bool shielded;             /* the guard made it strict to shield its writers (guard_shield()) */
         speed_source bw_source;    /* where bw_bytes_per_s comes from */
         uint64_t remembered_age_s; /* SPEED_REMEMBERED: how old the measurement is */
         char left_alone[224];      /* why the policy leaves all its knobs alone (a stack's lower device), "" if not */
