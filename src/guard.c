@@ -181,12 +181,6 @@ static void forget_hold(guard_state *st, const char *bdi) {
                 *h = (guard_hold) {};
 }
 
-/* How far above a strict cap a backlog may be and still be the kernel's batching: GUARD_STRICT_SLACK_BYTES,
- * or on a big machine the error of its two per-CPU counters (dirty and writeback) if that is more. */
-static uint64_t strict_slack(const bdi_device *dev) {
-        return MAX(GUARD_STRICT_SLACK_BYTES, 2 * dev->counter_error_bytes);
-}
-
 /* Holds of devices that left the sample (unplugged, failed), are no longer managed, or were replaced
  * under the same bdi (not seen before: a new device) end now: their slots are free, and nothing is
  * inherited by a device that comes under that bdi later. */
@@ -222,7 +216,7 @@ static uint64_t strict_headroom(const bdi_device *dev, const device_decision *dd
 /* What the device drains in GUARD_STRICT_BLOCK_MS, at least the kernel's batching: a strict device this
  * far above its threshold stops its writers about that long. */
 static uint64_t strict_block_bytes(const bdi_device *dev, const device_decision *dd) {
-        return MAX(mul_div(strict_drain_per_s(dev, dd), GUARD_STRICT_BLOCK_MS, 1000), strict_slack(dev));
+        return MAX(mul_div(strict_drain_per_s(dev, dd), GUARD_STRICT_BLOCK_MS, 1000), bdi_device_batch_slack(dev));
 }
 
 /* A strict cap below the backlog would stop the device's writers (pos_ratio 0) until it drained under it.
@@ -238,13 +232,13 @@ static void guard_strict(const bdi_device *dev, device_decision *dd, guard_state
         char a[16], b[16], c[16], d[16];
 
         /* a backlog within the kernel's batching of the cap is no oversized one */
-        if (!h && kmax->value + strict_slack(dev) >= dev->backlog_bytes)
+        if (!h && kmax->value + bdi_device_batch_slack(dev) >= dev->backlog_bytes)
                 return;
         /* down to the policy's cap, or within its batching below it (at most a quarter of it: the wb's
          * setpoint): the hold is over (not only once the headroom fits under the cap: headroom of 64 CPUs'
          * counter error, or of a device's completion bursts, can be more than a small cap, and a hold
          * would never end) */
-        if (ceiling <= kmax->value || dev->backlog_bytes + MIN(strict_slack(dev), kmax->value / 4) <= kmax->value) {
+        if (ceiling <= kmax->value || dev->backlog_bytes + MIN(bdi_device_batch_slack(dev), kmax->value / 4) <= kmax->value) {
                 forget_hold(st, dev->bdi);
                 return;
         }

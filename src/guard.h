@@ -32,9 +32,6 @@
 /* A strict device holding more than this much of its drain above its threshold would stop its writers for
  * about that long: it is left not strict while it drains. */
 #define GUARD_STRICT_BLOCK_MS 1000
-/* Writers overshoot a strict threshold by a few megabytes (per-CPU batches, 4M writeback chunks): a
- * backlog this far above the cap is no oversized backlog, and no reason to drop strict. */
-#define GUARD_STRICT_SLACK_BYTES (4ULL << 20)
 /* The drain assumed for a device of no known speed (the policy's own floor). */
 #define GUARD_DRAIN_FLOOR_BYTES_PER_S (1ULL << 20)
 /* The guard's strict holds have their minimums within this much of the limit it lets through, after all
@@ -89,7 +86,7 @@ typedef struct guard_state {
  * - dirty_background_bytes follows a held dirty_bytes (half of it, as the kernel's defaults);
  *   while a memory-limited cgroup writes, dirty_bytes stays at what the kernel alone allowed (that
  *   cgroup's limit is the global one's share of memory applied to its own);
- * - a strict device holding more than its cap (plus GUARD_STRICT_SLACK_BYTES) has max_bytes and min_bytes
+ * - a strict device holding more than its cap (plus bdi_device_batch_slack(), the kernel's batching) has max_bytes and min_bytes
  *   held GUARD_STRICT_HEADROOM_PERCENT above its backlog, following it down tick by tick until the policy's
  *   cap is reached; such a hold may rise above the cap in place when it begins, never after, so it cannot
  *   ratchet up. Where its minimum would not fit within

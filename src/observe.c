@@ -362,6 +362,10 @@ uint64_t bdi_device_noise_floor(const bdi_device *d) {
         return MAX(1024ULL * 1024ULL, d->counter_error_bytes);
 }
 
+uint64_t bdi_device_batch_slack(const bdi_device *d) {
+        return MAX(BDI_BATCH_BYTES, 2 * d->counter_error_bytes);
+}
+
 /* nr_cpu_ids from <root>/sys/devices/system/cpu/possible ("0-63"), once: it does not change while the
  * system runs. Unreadable: the CPUs configured (live) or one (a fake tree), and said so. */
 static unsigned read_possible_cpus(observe_ctx *ctx) {

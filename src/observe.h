@@ -169,6 +169,11 @@ uint64_t bdi_device_best_bw(const bdi_device *d);
 uint64_t counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size);
 /* The least a per-device counter must show to count as that much, not the counters' error: max(1 MiB, error). */
 uint64_t bdi_device_noise_floor(const bdi_device *d);
+/* How far above a cap a device's backlog may be and still be the kernel's batching, not a writer that
+ * outran it: 4M (MIN_WRITEBACK_PAGES, the per-CPU batches), or the error of its two counters (dirty and
+ * writeback) if that is more. */
+#define BDI_BATCH_BYTES (4ULL << 20)
+uint64_t bdi_device_batch_slack(const bdi_device *d);
 
 const char *stats_source_to_string(stats_source s);
 /* "rotational,usb" into buf; "" if none. */

@@ -639,9 +639,8 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
                  * batching: a cap that is not strict bites only above the pool's freerun point, and what it
                  * holds beyond its size is stuck data that lifts the guard's floor, so the pool grew with it
                  * (db-same-a at 1 s: the copy's disk held 334M against a 92M cap, the limit rising with it) */
-                uint64_t over_slack = MAX(BW_QUEUED_BYTES * 4, 2 * d->counter_error_bytes);
                 bool over_cap = target <= MAX(limit, s->global.dirty_thresh_bytes) / STRICT_SHARE_DIVISOR &&
-                                (d->backlog_bytes > target + over_slack || (ds->strict && d->backlog_bytes > target) ||
+                                (d->backlog_bytes > target + bdi_device_batch_slack(d) || (ds->strict && d->backlog_bytes > target) ||
                                  (ds->over_cap && d->backlog_bytes > target / 2));
 
                 strict = presumed || ds->slowed_usec || over_cap || target <= limit / STRICT_SHARE_DIVISOR ||
