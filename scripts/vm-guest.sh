@@ -9,7 +9,7 @@ out=/wbtuned-vm/out
 mkdir -p "$out"
 exec > "$out/log" 2>&1
 # shellcheck disable=SC1091
-. /wbtuned-vm/params    # SLOW_BPS, SLOW_MB, FAST_MB, WRITE_S, MEMCG_MAX, MEMCG_MB, MEMCG_REPEAT
+. /wbtuned-vm/params    # SLOW_BPS, SLOW_MB, FAST_MB, WRITE_S, MEMCG_MAX, MEMCG_MB, MEMCG_REPEAT, BESIDE_MB
 
 note() { echo "--- $(date +%T) $*"; }
 finish() {
@@ -77,19 +77,39 @@ knobs() {
 }
 knobs > "$out/knobs.before"
 
-# --- the memcg writer, kernel alone ---------------------------------------------------------------
-# dd under MemoryMax=: its memcg has its own dirty domain (domain_dirty_limits()), sized from
-# vm.dirty_bytes as a share of global dirtyable memory
-memcg_write() {   # memcg_write PHASE: MEMCG_REPEAT runs, memcg-PHASE-N.txt
-        local i
+# --- the memcg writers, kernel alone -------------------------------------------------------------
+# dd under MemoryMax= (memcg-*), under MemoryHigh= (memcghigh-*: mem_cgroup_wb_stats() counts
+# memory.high too) and under MemoryMax= while a writer of the root cgroup fills the slow device
+# (memcgbeside-*, that writer's rate in hostbeside-*): each memcg has its own dirty domain
+# (domain_dirty_limits()), sized from vm.dirty_bytes as a share of global dirtyable memory, and a
+# device's min/max ratios apply inside it (wb_dirty_limits(mdtc)).
+memcg_dd() {   # memcg_dd PROPERTY=VALUE FILE: one dd of MEMCG_MB MB to the fast device in a transient unit
+        # --pipe: dd's summary (bytes, seconds, rate) comes back here
+        systemd-run --quiet --wait --pipe --collect -p "$1" \
+                dd if=/dev/zero of=/mnt/fast/memcg bs=1M count="$MEMCG_MB" > "$2" 2>&1
+        rm -f /mnt/fast/memcg
+}
+memcg_write() {   # memcg_write PHASE: MEMCG_REPEAT runs of each kind, memcg{,high,beside}-PHASE-N.txt
+        local i host
         for ((i = 1; i <= MEMCG_REPEAT; i++)); do
                 timeout 120 sync
                 echo 3 > /proc/sys/vm/drop_caches
                 note "memcg writer ($1 $i): MemoryMax=$MEMCG_MAX, $MEMCG_MB MB to $fast_dev"
-                # --pipe: dd's summary (bytes, seconds, rate) comes back here
-                systemd-run --quiet --wait --pipe --collect -p MemoryMax="$MEMCG_MAX" \
-                        dd if=/dev/zero of=/mnt/fast/memcg bs=1M count="$MEMCG_MB" > "$out/memcg-$1-$i.txt" 2>&1
-                rm -f /mnt/fast/memcg
+                memcg_dd MemoryMax="$MEMCG_MAX" "$out/memcg-$1-$i.txt"
+                timeout 120 sync
+                echo 3 > /proc/sys/vm/drop_caches
+                note "memcg writer ($1 $i): MemoryHigh=$MEMCG_MAX, $MEMCG_MB MB to $fast_dev"
+                memcg_dd MemoryHigh="$MEMCG_MAX" "$out/memcghigh-$1-$i.txt"
+                timeout 120 sync
+                echo 3 > /proc/sys/vm/drop_caches
+                note "memcg writer ($1 $i): MemoryMax=$MEMCG_MAX beside a host writer of $BESIDE_MB MB to $slow_dev at $SLOW_BPS B/s"
+                systemd-run --quiet --wait --pipe --collect -p IOWriteBandwidthMax="$slow_dev $SLOW_BPS" \
+                        dd if=/dev/zero of=/mnt/slow/beside bs=1M count="$BESIDE_MB" > "$out/hostbeside-$1-$i.txt" 2>&1 &
+                host=$!
+                sleep 2
+                memcg_dd MemoryMax="$MEMCG_MAX" "$out/memcgbeside-$1-$i.txt"
+                wait "$host"
+                rm -f /mnt/slow/beside
         done
         timeout 120 sync
 }
@@ -135,7 +155,7 @@ done
 journalctl -q --no-pager -o cat -u wbvm-slow.service -u wbvm-fast.service > "$out/writers.txt" 2>&1
 rm -f /mnt/slow/f /mnt/fast/f
 
-# --- the memcg writer, with the daemon ------------------------------------------------------------
+# --- the memcg writers, with the daemon -----------------------------------------------------------
 memcg_write daemon
 wbtunectl --json status > "$out/status.end.json" 2>&1
 
@@ -188,7 +208,7 @@ if [[ $(uname -r) == 6.12.* ]]; then
         } > "$out/readonly"
 fi
 
-# --- the memcg writer, kernel alone again (kernel-alone runs bracket the daemon's) -----------------
+# --- the memcg writers, kernel alone again (kernel-alone runs bracket the daemon's) ---------------
 memcg_write kernel-after
 # the slow device's dirty data drains at its throttled speed before the devices go
 timeout 120 sync

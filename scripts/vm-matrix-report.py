@@ -172,22 +172,27 @@ def kernel_column(d):
     col["'Failed to write' lines in the journal"] = str(len(re.findall(r"wbtuned\[\d+\]: .*Failed to write", journal)))
 
     # kernel alone before the daemon started and after it stopped (the reference: their median), and with it
-    def rates(phase):
+    def rates(kind, phase):
         out, i = [], 1
-        while os.path.exists(os.path.join(d, "memcg-%s-%d.txt" % (phase, i))):
-            out.append(dd_rate(os.path.join(d, "memcg-%s-%d.txt" % (phase, i))))
+        while os.path.exists(os.path.join(d, "%s-%s-%d.txt" % (kind, phase, i))):
+            out.append(dd_rate(os.path.join(d, "%s-%s-%d.txt" % (kind, phase, i))))
             i += 1
         return out
     def median(v):
         v = sorted(x for x in v if x)
         return (v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2) if v else None
-    before, with_daemon, after = rates("kernel-before"), rates("daemon"), rates("kernel-after")
     fmt = lambda v: ", ".join(mb(x) if x else "failed" for x in v) or "?"
-    alone, daemon = median(before + after), median(with_daemon)
-    col["MemoryMax= writer, kernel alone (before; after), /s"] = "%s; %s" % (fmt(before), fmt(after))
-    col["MemoryMax= writer, with the daemon, /s"] = fmt(with_daemon)
-    col["with / alone (must be >= 0.9)"] = ("%.2f %s" % (daemon / alone, "ok" if daemon / alone >= 0.9 else "WORSE")
-                                           if alone and daemon else "?")
+    for kind, name in (("memcg", "MemoryMax= writer"), ("memcghigh", "MemoryHigh= writer"),
+                       ("memcgbeside", "MemoryMax= writer beside a slow host writer"),
+                       ("hostbeside", "the slow host writer beside it")):
+        before, with_daemon, after = rates(kind, "kernel-before"), rates(kind, "daemon"), rates(kind, "kernel-after")
+        if not (before or with_daemon or after):
+            continue          # an older guest script: no such runs
+        alone, daemon = median(before + after), median(with_daemon)
+        col["%s, kernel alone (before; after), /s" % name] = "%s; %s" % (fmt(before), fmt(after))
+        col["%s, with the daemon, /s" % name] = fmt(with_daemon)
+        col["%s: with / alone (must be >= 0.9)" % name] = (
+            "%.2f %s" % (daemon / alone, "ok" if daemon / alone >= 0.9 else "WORSE") if alone and daemon else "?")
     return col
 
 

@@ -5,7 +5,8 @@
 # a package with the shipped unit, and scripts/vm-guest.sh inside: the kernel's file inventory, a
 # slow (IOWriteBandwidthMax=) and a fast loop device written at once, the daemon's per-device
 # figures against /proc/meminfo, its caps and vm.dirty_bytes, an exact restore at stop, and a
-# MemoryMax= writer's throughput with the kernel alone and with the daemon. Prints a markdown
+# MemoryMax= and a MemoryHigh= writer's throughput, alone and beside a slow writer of the root
+# cgroup, with the kernel alone and with the daemon. Prints a markdown
 # matrix (kernel x feature x result) and keeps every raw file in the output directory.
 #
 #   sudo bash scripts/vm-matrix.sh [-o DIR] [6.1] [6.12]   (default: both; DIR: /var/tmp/wbtuned-vm-matrix-DATE)
@@ -13,9 +14,11 @@
 # Not part of the test suite: each kernel takes a few minutes under TCG. The host's knobs are
 # never touched (the VM has its own kernel; its disk is opened with O_DIRECT), but qemu takes
 # both CPUs, so it waits for the live-kernel lock like a benchmark (WBTUNED_VM_NO_LOCK=1: don't).
-# Knobs: VM_MEM (default 8G), VM_TIMEOUT_S (1200), SLOW_BPS (8M), SLOW_MB (300), FAST_MB (2000),
-# WRITE_S (30), MEMCG_MAX (2G), MEMCG_MB (1500), MEMCG_REPEAT (2: runs in each of the three
-# phases, kernel alone before the daemon, with it, kernel alone after it).
+# Knobs: VM_MEM (default 8G), VM_SMP (2: the guest's CPUs; 16 or 64 for the per-CPU counter error
+# of big machines, slow under TCG), VM_TIMEOUT_S (1200), SLOW_BPS (8M), SLOW_MB (300), FAST_MB (2000),
+# WRITE_S (30), MEMCG_MAX (2G), MEMCG_MB (1500), MEMCG_REPEAT (2: runs of each memcg writer in each
+# of the three phases, kernel alone before the daemon, with it, kernel alone after it), BESIDE_MB
+# (200: the root cgroup's slow writer beside the memcg writer).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 say() { echo "vm-matrix: $*" >&2; }
@@ -40,6 +43,8 @@ outdir=${outdir:-/var/tmp/wbtuned-vm-matrix-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$outdir"
 vm_mem=${VM_MEM:-8G}
 vm_timeout_s=${VM_TIMEOUT_S:-1200}
+vm_smp=${VM_SMP:-2}
+[[ $vm_smp =~ ^[1-9][0-9]*$ ]] || die "VM_SMP=$vm_smp: not a number of CPUs"
 
 vmroot=$(bash "$top/scripts/rootfs.sh" vm) || die "no VM rootfs (scripts/rootfs.sh vm said why)"
 
@@ -116,6 +121,7 @@ WRITE_S=${WRITE_S:-30}
 MEMCG_MAX=${MEMCG_MAX:-2G}
 MEMCG_MB=${MEMCG_MB:-1500}
 MEMCG_REPEAT=${MEMCG_REPEAT:-2}
+BESIDE_MB=${BESIDE_MB:-200}
 EOF
         cat > "$overlay/etc/systemd/system/wbtuned-vm.service" <<'EOF'
 [Unit]
@@ -135,9 +141,9 @@ EOF
         overlay=
         rm -rf --one-file-system "$tmp/$k/upper" "$tmp/$k/work"
 
-        say "kernel $version: booting qemu ($accel, $vm_mem, 2 CPUs; timeout $vm_timeout_s s)"
+        say "kernel $version: booting qemu ($accel, $vm_mem, $vm_smp CPUs; timeout $vm_timeout_s s)"
         t=$SECONDS
-        timeout -k 10 "$vm_timeout_s" nice -n 10 qemu-system-x86_64 "${accel_args[@]}" -m "$vm_mem" -smp 2 \
+        timeout -k 10 "$vm_timeout_s" nice -n 10 qemu-system-x86_64 "${accel_args[@]}" -m "$vm_mem" -smp "$vm_smp" \
                 -nographic -no-reboot -kernel "$vmlinuz" -initrd "$initrd" \
                 -append "root=/dev/vda rw console=ttyS0 panic=-1 systemd.show_status=0" \
                 -drive "file=$disk,if=virtio,format=raw,cache=none" -nic none \
