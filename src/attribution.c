@@ -106,11 +106,38 @@ struct attribution {
 
 /* ---- /proc/<pid>/io ------------------------------------------------------------------------- */
 
+typedef struct proc_io {
+        uint64_t *write_bytes, *cancelled_write_bytes;
+        bool have_w, have_c;
+} proc_io;
+
+/* Keys are whole: "write_bytes" is also the tail of "cancelled_write_bytes". */
+static int proc_io_cb(const char *key, const char *value, void *userdata) {
+        proc_io *io = userdata;
+        uint64_t *dst, v;
+        bool *have;
+
+        if (strcmp(key, "write_bytes") == 0) {
+                dst = io->write_bytes;
+                have = &io->have_w;
+        } else if (strcmp(key, "cancelled_write_bytes") == 0) {
+                dst = io->cancelled_write_bytes;
+                have = &io->have_c;
+        } else
+                return 0;
+        if (parse_u64(value, &v) < 0)
+                return -EBADMSG;
+        *dst = v;
+        *have = true;
+        return 0;
+}
+
 int attribution_read_proc_io(const char *path, uint64_t *ret_write_bytes, uint64_t *ret_cancelled_write_bytes) {
         _cleanup_close_ int fd = -1;
         char buf[512];
+        proc_io io = { .write_bytes = ret_write_bytes, .cancelled_write_bytes = ret_cancelled_write_bytes };
         ssize_t n;
-        bool have_w = false, have_c = false;
+        int r;
 
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -119,30 +146,10 @@ int attribution_read_proc_io(const char *path, uint64_t *ret_write_bytes, uint64
         if (n < 0)
                 return -errno;
         buf[n] = 0;
-        for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-                uint64_t *dst = NULL;
-                bool *have = NULL;
-
-                /* "write_bytes" is also the tail of "cancelled_write_bytes": match at line start */
-                if (strncmp(line, "write_bytes:", 12) == 0) {
-                        dst = ret_write_bytes;
-                        have = &have_w;
-                        line += 12;
-                } else if (strncmp(line, "cancelled_write_bytes:", 22) == 0) {
-                        dst = ret_cancelled_write_bytes;
-                        have = &have_c;
-                        line += 22;
-                } else
-                        continue;
-                char *end;
-                errno = 0;
-                unsigned long long v = strtoull(line, &end, 10);
-                if (errno != 0 || end == line)
-                        return -EBADMSG;
-                *dst = v;
-                *have = true;
-        }
-        return have_w && have_c ? 0 : -EBADMSG;
+        r = parse_kv(buf, proc_io_cb, &io);
+        if (r < 0)
+                return r;
+        return io.have_w && io.have_c ? 0 : -EBADMSG;
 }
 
 #define PF_KTHREAD 0x00200000   /* include/linux/sched.h */

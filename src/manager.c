@@ -120,8 +120,7 @@ static void manager_decide_and_act(manager *m) {
                 if (!manager_writes_knobs(m, &why) && !m->refusal_said) {
                         m->refusal_said = true;
                         log_event(EVENT_OBSERVING_ONLY, LOG_WARNING, NULL, NULL, NULL, "Observing only, writing no "
-                                  "knob: %s.", why + (strncmp(why, OBSERVING_ONLY_PREFIX, strlen(OBSERVING_ONLY_PREFIX)) == 0
-                                                      ? strlen(OBSERVING_ONLY_PREFIX) : 0));
+                                  "knob: %s.", startswith(why, OBSERVING_ONLY_PREFIX) ?: why);
                 }
                 if (!manager_writes_knobs(m, NULL) && actuator_dirty(m->actuator)) {
                         r = actuator_restore_all(m->actuator);

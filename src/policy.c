@@ -371,7 +371,7 @@ static void decide_intervals(const config *c, policy_state *st, uint64_t limit, 
  * no sysfs trait of its own: its name says it. */
 static bool device_slow_kind(const bdi_device *d) {
         return (d->traits & (BDI_TRAIT_REMOVABLE | BDI_TRAIT_USB | BDI_TRAIT_NFS | BDI_TRAIT_FUSE)) ||
-               strncmp(d->name, "mmcblk", 6) == 0;
+               startswith(d->name, "mmcblk");
 }
 
 /* The bound of a device whose speed is not known yet, in place before its first byte: sized from what

@@ -264,12 +264,12 @@ int trace_parse_line(const char *line, trace_event *ev) {
         buf[len] = 0;
 
         /* trace_pipe's loss marker: "CPU:%d [LOST %lu EVENTS]" or "CPU:%d [LOST EVENTS]" (print_trace_line()) */
-        if (strncmp(buf, "CPU:", 4) == 0 && (p = strstr(buf, " [LOST "))) {
+        if (startswith(buf, "CPU:") && (p = strstr(buf, " [LOST "))) {
                 uint64_t v;
                 const char *n = p + 7, *e = strstr(n, " EVENTS]");
 
                 ev->type = TRACE_EVENT_LOST;
-                if (strncmp(n, "EVENTS]", 7) == 0) {
+                if (startswith(n, "EVENTS]")) {
                         ev->lost_unknown = true;
                         return 0;
                 }
@@ -291,9 +291,9 @@ int trace_parse_line(const char *line, trace_event *ev) {
 
         /* "bdi <name>: key=value ..." ; names such as "7:2" hold colons but never ": " */
         p = m + strlen(events[i].marker);
-        if (strncmp(p, "bdi ", 4) != 0)
+        p = startswith(p, "bdi ");
+        if (!p)
                 return -EBADMSG;
-        p += 4;
         colon = strstr(p, ": ");
         if (!colon || colon == p || (size_t) (colon - p) >= sizeof(ev->bdi))
                 return -EBADMSG;

@@ -169,6 +169,33 @@ int parse_boolean(const char *s) {
         return -EINVAL;
 }
 
+const char *startswith(const char *s, const char *prefix) {
+        size_t n = strlen(prefix);
+
+        return strncmp(s, prefix, n) == 0 ? s + n : NULL;
+}
+
+int parse_kv(char *buf, kv_cb cb, void *userdata) {
+        char *line, *save = NULL;
+
+        for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *key = line, *value;
+                size_t n = strcspn(line, ": \t");
+                int r;
+
+                if (n == 0 || line[n] == '\0')
+                        continue;
+                value = line + n;
+                *value++ = '\0';
+                value += strspn(value, ": \t");
+                value[strcspn(value, " \t")] = '\0';
+                r = cb(key, value, userdata);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int parse_u64(const char *s, uint64_t *ret) {
         const char *end;
         uint64_t v;

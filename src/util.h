@@ -69,6 +69,17 @@ int read_u64_file_at(int dirfd, const char *path, uint64_t *ret);
 /* Write a string to an existing file (no O_CREAT), as sysctl/sysfs need. 0 or -errno. */
 int write_string_file(const char *path, const char *s);
 
+/* s past prefix if s starts with it, else NULL. */
+const char *startswith(const char *s, const char *prefix);
+
+/* One "key value" or "key: value ..." line of a kernel file (/proc/vmstat, meminfo, memory.stat,
+ * /proc/PID/io, debugfs stats): key up to the first ':', blank or tab, value the first word after them.
+ * A callback's negative return stops the walk. */
+typedef int (*kv_cb)(const char *key, const char *value, void *userdata);
+/* cb for every such line of buf, changed in place ("" for a key with nothing after it; a line that is only
+ * a key is skipped). 0 or cb's error. */
+int parse_kv(char *buf, kv_cb cb, void *userdata);
+
 /* Strict decimal parse of the whole string (leading/trailing blanks allowed). 0, -EINVAL or -ERANGE. */
 int parse_u64(const char *s, uint64_t *ret);
 /* A boolean as systemd reads one from the environment: 1 for 1/yes/y/true/t/on, 0 for 0/no/n/false/f/off

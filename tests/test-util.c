@@ -143,7 +143,67 @@ static void test_log_errno(void) {
         CHECK_STREQ(log_level_to_string(LOG_INFO), "info");
 }
 
+static void test_startswith(void) {
+        static const struct { const char *s, *prefix, *rest; } rows[] = {
+                { "nr_dirty 5", "nr_dirty", " 5" },
+                { "nr_dirty", "nr_dirty", "" },
+                { "nr_dirt", "nr_dirty", NULL },
+                { "anything", "", "anything" },
+                { "", "x", NULL },
+                { "Nr_dirty", "nr_dirty", NULL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                const char *rest = startswith(rows[i].s, rows[i].prefix);
+
+                if (rows[i].rest)
+                        CHECK_STREQ(rest, rows[i].rest);
+                else
+                        CHECK(rest == NULL);
+        }
+}
+
+typedef struct kv_seen {
+        char text[256];
+        const char *stop_at;    /* a key whose callback fails with -EBADMSG */
+} kv_seen;
+
+static int kv_seen_cb(const char *key, const char *value, void *userdata) {
+        kv_seen *s = userdata;
+        size_t len = strlen(s->text);
+
+        snprintf(s->text + len, sizeof s->text - len, "[%s=%s]", key, value);
+        return s->stop_at && strcmp(key, s->stop_at) == 0 ? -EBADMSG : 0;
+}
+
+static void test_parse_kv(void) {
+        static const struct { const char *what, *text, *stop_at, *seen; int r; } rows[] = {
+                { "/proc/vmstat", "nr_dirty 12\nnr_writeback 3\n", NULL, "[nr_dirty=12][nr_writeback=3]", 0 },
+                { "meminfo: the unit after the value is dropped", "Dirty:     1234 kB\nWriteback:  0 kB", NULL,
+                  "[Dirty=1234][Writeback=0]", 0 },
+                { "/proc/PID/io: whole keys", "cancelled_write_bytes: 7\nwrite_bytes: 9\n", NULL,
+                  "[cancelled_write_bytes=7][write_bytes=9]", 0 },
+                { "tabs, blank lines, a key alone", "a\t1\n\n\nlonely\nb:\t 2\n", NULL, "[a=1][b=2]", 0 },
+                { "a key with nothing after it", "a: \nb 2", NULL, "[a=][b=2]", 0 },
+                { "a line that starts with a separator", " x 1\n:y 2\nc 3", NULL, "[c=3]", 0 },
+                { "the callback stops the walk", "a 1\nb 2\nc 3\n", "b", "[a=1][b=2]", -EBADMSG },
+                { "empty", "", NULL, "", 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                _cleanup_free_ char *buf = strdup(rows[i].text);
+                kv_seen s = { .stop_at = rows[i].stop_at };
+
+                printf("# parse_kv: %s\n", rows[i].what);
+                CHECK(buf);
+                CHECK(parse_kv(buf, kv_seen_cb, &s) == rows[i].r);
+                CHECK_STREQ(s.text, rows[i].seen);
+        }
+}
+
 int main(void) {
+        test_startswith();
+        test_parse_kv();
         test_parse_u64();
         test_parse_size();
         test_parse_duration();
