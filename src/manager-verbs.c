@@ -135,32 +135,31 @@ static int verb_show(void *userdata, json_object *request, json_object **reply, 
 
 static int verb_explain(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         manager *m = userdata;
-        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_memstream_ memstream ms = {};
+        _cleanup_free_ char *text = NULL;
         const bdi_device *d;
         json_object *o;
         const char *writes_reason;
-        char *text = NULL;
-        size_t size = 0;
         bool writing;
         int r;
 
         r = request_device(m, request, PROTOCOL_VERB_EXPLAIN, &d, error);
         if (r < 0)
                 return r;
-        f = open_memstream(&text, &size);
-        if (!f)
+        if (!memstream_open(&ms))
                 return -ENOMEM;
         writing = manager_writes_knobs(m, &writes_reason);
-        explain_device_text(f, &m->current, m->have_decision ? &m->decision : NULL, d, decision_for(m, d),
+        explain_device_text(ms.f, &m->current, m->have_decision ? &m->decision : NULL, d, decision_for(m, d),
                             m->actuator, writing, writes_reason);
-        fclose(TAKE_PTR(f));
+        r = memstream_finish(&ms, &text, NULL);
+        if (r < 0)
+                return r;
         o = json_object_new_object();
         proto_add_string(o, PF_EXPLAIN_BDI, d->bdi);
-        proto_add_string(o, PF_EXPLAIN_TEXT, text ? text : "");
+        proto_add_string(o, PF_EXPLAIN_TEXT, text);
         proto_add(o, PF_EXPLAIN_DEVICE, device_json(m, d));
         proto_add(o, PF_EXPLAIN_TUNING,
                   explain_global_json(&m->current, m->have_decision ? &m->decision : NULL, m->actuator));
-        free(text);
         *reply = o;
         return 0;
 }
@@ -182,24 +181,23 @@ static int verb_restore(void *userdata, json_object *request, json_object **repl
 
 static int verb_reload(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         manager *m = userdata;
-        _cleanup_fclose_ FILE *f = NULL;
-        char *buf = NULL;
-        size_t size = 0;
+        _cleanup_memstream_ memstream ms = {};
+        char *buf;
+        size_t size;
         int r;
 
-        f = open_memstream(&buf, &size);
-        if (!f)
+        if (!memstream_open(&ms))
                 return -ENOMEM;
-        r = manager_reload(m, f);
-        fclose(TAKE_PTR(f));
+        r = manager_reload(m, ms.f);
         if (r < 0) {
                 /* hand the file:line messages to the caller, without the trailing newline */
-                if (size > 0 && buf[size - 1] == '\n')
-                        buf[size - 1] = 0;
-                *error = buf;
+                if (memstream_finish(&ms, &buf, &size) >= 0) {
+                        if (size > 0 && buf[size - 1] == '\n')
+                                buf[size - 1] = 0;
+                        *error = buf;
+                }
                 return r;
         }
-        free(buf);
         *reply = json_object_new_object();
         return 0;
 }
@@ -276,23 +274,22 @@ static int verb_history(void *userdata, json_object *request, json_object **repl
         }
         o = json_object_new_object();
         if (csv) {
-                _cleanup_fclose_ FILE *f = NULL;
-                char *text = NULL;
-                size_t size = 0;
+                _cleanup_memstream_ memstream ms = {};
+                _cleanup_free_ char *text = NULL;
+                size_t size;
 
                 proto_add_u64(o, PF_HISTORY_CSV_TICK_MS, m->config.tick_ms);
                 proto_add_u64(o, PF_HISTORY_CSV_MINUTES, m->history_minutes);
                 proto_add_string(o, PF_HISTORY_CSV_BDI, bdi);
-                f = open_memstream(&text, &size);
-                if (!f) {
+                if (!memstream_open(&ms)) {
                         json_object_put(o);
                         return -ENOMEM;
                 }
-                r = history_to_csv(m->history, bdi, f);
-                fclose(TAKE_PTR(f));
+                r = history_to_csv(m->history, bdi, ms.f);
                 if (r >= 0)
-                        proto_add_string_len(o, PF_HISTORY_CSV_CSV, text ? text : "", size);
-                free(text);
+                        r = memstream_finish(&ms, &text, &size);
+                if (r >= 0)
+                        proto_add_string_len(o, PF_HISTORY_CSV_CSV, text, size);
         } else {
                 proto_add_u64(o, PF_HISTORY_TICK_MS, m->config.tick_ms);
                 proto_add_u64(o, PF_HISTORY_MINUTES, m->history_minutes);

@@ -128,18 +128,14 @@ static void manager_decide_and_act(manager *m) {
                                 log_warning_errno(r, "Failed to restore every knob: %m");
                 }
         } else if (m->dry_run && m->print_ticks) {
-                _cleanup_fclose_ FILE *would = NULL;
-                char *buf = NULL;
-                size_t size = 0;
+                _cleanup_memstream_ memstream would = {};
+                _cleanup_free_ char *buf = NULL;
+                size_t size;
 
                 /* show what auto mode would write, without writing */
-                would = open_memstream(&buf, &size);
-                if (would && actuator_plan(m->actuator, &m->current, &m->decision, would) >= 0) {
-                        fclose(TAKE_PTR(would));
-                        if (size > 0)
-                                printf("would write:\n%s", buf);
-                }
-                free(buf);
+                if (memstream_open(&would) && actuator_plan(m->actuator, &m->current, &m->decision, would.f) >= 0 &&
+                    memstream_finish(&would, &buf, &size) >= 0 && size > 0)
+                        printf("would write:\n%s", buf);
         }
 }
 

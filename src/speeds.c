@@ -18,29 +18,24 @@
 /* ---- the file ------------------------------------------------------------------------------ */
 
 char *speeds_format(const speed_entry *v, size_t n, size_t *ret_size) {
-        _cleanup_fclose_ FILE *f = NULL;
-        char *buf = NULL, line[64];
-        size_t size = 0;
+        _cleanup_memstream_ memstream ms = {};
+        char *buf, line[64];
+        size_t size;
 
-        f = open_memstream(&buf, &size);
-        if (!f)
+        if (!memstream_open(&ms))
                 return NULL;
         fputs("# wbtuned: device speeds measured before, a prior for the next start. A checksum guards\n"
-              "# this file; remove it to make wbtuned measure every device afresh.\n", f);
-        fprintf(f, "%s %d\n", MAGIC, SPEEDS_FILE_VERSION);
+              "# this file; remove it to make wbtuned measure every device afresh.\n", ms.f);
+        fprintf(ms.f, "%s %d\n", MAGIC, SPEEDS_FILE_VERSION);
         for (size_t i = 0; i < n; i++)
-                fprintf(f, "speed %" PRIu64 " %" PRIu64 " %s\n", v[i].bw_bytes_per_s, v[i].measured_realtime_s, v[i].id);
-        if (fflush(f) != 0 || ferror(f)) {
-                fclose(TAKE_PTR(f));
-                free(buf);
+                fprintf(ms.f, "speed %" PRIu64 " %" PRIu64 " %s\n", v[i].bw_bytes_per_s, v[i].measured_realtime_s, v[i].id);
+        /* the checksum covers what is written so far */
+        if (fflush(ms.f) != 0 || ferror(ms.f))
                 return NULL;
-        }
-        saved_file_checksum_line(buf, size, line, sizeof line);
-        fputs(line, f);
-        if (fclose(TAKE_PTR(f)) != 0) {
-                free(buf);
+        saved_file_checksum_line(ms.buf, ms.size, line, sizeof line);
+        fputs(line, ms.f);
+        if (memstream_finish(&ms, &buf, &size) < 0)
                 return NULL;
-        }
         *ret_size = size;
         return buf;
 }

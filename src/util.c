@@ -169,6 +169,40 @@ int parse_boolean(const char *s) {
         return -EINVAL;
 }
 
+FILE *memstream_open(memstream *m) {
+        *m = (memstream) {};
+        m->f = open_memstream(&m->buf, &m->size);
+        return m->f;
+}
+
+int memstream_finish(memstream *m, char **ret, size_t *ret_size) {
+        bool failed = !m->f || ferror(m->f);
+
+        if (m->f && fclose(m->f) != 0)
+                failed = true;
+        m->f = NULL;
+        if (!failed && !m->buf) {
+                m->buf = strdup("");
+                m->size = 0;
+                failed = !m->buf;
+        }
+        if (failed) {
+                memstream_done(m);
+                return -ENOMEM;
+        }
+        *ret = TAKE_PTR(m->buf);
+        if (ret_size)
+                *ret_size = m->size;
+        return 0;
+}
+
+void memstream_done(memstream *m) {
+        if (m->f)
+                fclose(m->f);
+        free(m->buf);
+        *m = (memstream) {};
+}
+
 const char *startswith(const char *s, const char *prefix) {
         size_t n = strlen(prefix);
 

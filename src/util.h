@@ -46,6 +46,24 @@ static inline uint64_t add_sat(uint64_t a, uint64_t b) {
         return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
+/* A FILE that writes into memory (open_memstream()). While open, fflush(m.f) makes m.buf/m.size what was
+ * written so far. */
+typedef struct memstream {
+        FILE *f;
+        char *buf;
+        size_t size;
+} memstream;
+
+/* Opens m->f, NULL if out of memory. */
+FILE *memstream_open(memstream *m);
+/* Closes m->f and hands over the text: 0 with *ret (malloc'd, NUL-terminated, "" when nothing was written)
+ * and *ret_size (may be NULL) its length; -ENOMEM if a write or the close failed (a memory stream fails
+ * only for memory), nothing to free then. */
+int memstream_finish(memstream *m, char **ret, size_t *ret_size);
+/* Closes m->f and frees the text, if any: error paths and _cleanup_memstream_. */
+void memstream_done(memstream *m);
+#define _cleanup_memstream_ _cleanup_(memstream_done)
+
 /* Hand a cleaned-up pointer or fd to the caller: x = TAKE_PTR(p). */
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
 #define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })

@@ -174,18 +174,18 @@ static int print_json(json_object *o) {
 
 /* Render with a formatter into memory, then print: a reply that cannot be shown prints nothing but why. */
 static int render(const char *verb, int (*format)(json_object *, FILE *), json_object *o) {
+        _cleanup_memstream_ memstream ms = {};
         _cleanup_free_ char *text = NULL;
-        size_t size = 0;
-        FILE *f = open_memstream(&text, &size);
+        size_t size;
         int r;
 
-        if (!f) {
+        if (!memstream_open(&ms)) {
                 fprintf(stderr, "wbtunectl: out of memory\n");
                 return EXIT_DAEMON_ERROR;
         }
-        r = format(o, f);
-        if (fclose(f) != 0 && r >= 0)
-                r = -ENOMEM;
+        r = format(o, ms.f);
+        if (r >= 0)
+                r = memstream_finish(&ms, &text, &size);
         if (r < 0) {
                 errno = -r;
                 fprintf(stderr, "wbtunectl: cannot show wbtuned's reply to %s: %m\n", verb);

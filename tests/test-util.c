@@ -201,7 +201,35 @@ static void test_parse_kv(void) {
         }
 }
 
+static void test_memstream(void) {
+        _cleanup_memstream_ memstream ms = {};
+        _cleanup_free_ char *text = NULL, *empty = NULL;
+        size_t size = 99;
+
+        CHECK(memstream_open(&ms) != NULL);
+        fprintf(ms.f, "line %d\n", 1);
+        CHECK(fflush(ms.f) == 0);
+        CHECK_STREQ(ms.buf, "line 1\n");      /* what was written so far, while open */
+        fputs("line 2\n", ms.f);
+        CHECK(memstream_finish(&ms, &text, &size) == 0);
+        CHECK_STREQ(text, "line 1\nline 2\n");
+        CHECK_EQ_U64(size, 14);
+        CHECK(ms.f == NULL && ms.buf == NULL);
+
+        printf("# nothing written: \"\", not NULL\n");
+        CHECK(memstream_open(&ms) != NULL);
+        CHECK(memstream_finish(&ms, &empty, NULL) == 0);
+        CHECK_STREQ(empty, "");
+
+        printf("# given up on: closed and freed (ASan would tell)\n");
+        CHECK(memstream_open(&ms) != NULL);
+        fputs("dropped", ms.f);
+        memstream_done(&ms);
+        CHECK(ms.f == NULL && ms.buf == NULL);
+}
+
 int main(void) {
+        test_memstream();
         test_startswith();
         test_parse_kv();
         test_parse_u64();
