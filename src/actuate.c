@@ -1153,10 +1153,6 @@ void actuator_get_stats(const actuator *a, uint64_t now, actuator_stats *ret) {
                                   .overrides_total = a->overrides_total, .failures_total = a->failures_total };
 }
 
-const char *actuator_saved_path(const actuator *a) {
-        return a->saved_path;
-}
-
 int actuator_new(const char *root, const char *saved_path, const knob_io *io, actuator **ret) {
         actuator *a;
         long ps = sysconf(_SC_PAGESIZE);

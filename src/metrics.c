@@ -524,19 +524,6 @@ static bool cursor_first(const metrics_snapshot *s, cursor *c) {
         return family_has_samples(s, 0) || cursor_next(s, c);
 }
 
-int metrics_render_family(const metrics_snapshot *s, size_t i, FILE *f) {
-        cursor c = { .family = i };
-
-        if (i >= N_FAMILIES)
-                return -EINVAL;
-        if (!family_has_samples(s, i))
-                return 0;
-        do
-                render_step(s, &c, f);
-        while (cursor_next(s, &c) && c.family == i);
-        return ferror(f) ? -EIO : 0;
-}
-
 int metrics_render(const metrics_snapshot *s, FILE *f) {
         cursor c;
 
