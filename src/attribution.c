@@ -748,7 +748,7 @@ void attribution_tick(attribution *a, uint64_t now_usec) {
 /* ---- JSON ------------------------------------------------------------------------------------- */
 
 json_object *attribution_status_json(const attribution *a) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
         bool on = a && a->trace;
 
         proto_add_bool(o, PF_ATTRIBUTION_ENABLED, on);
@@ -789,7 +789,8 @@ static const char *device_name(const sample *s, const char *bdi) {
 }
 
 void attribution_top_json(const attribution *a, const sample *s, json_object *o) {
-        json_object *st = attribution_status_json(a), *paused = json_object_new_array(), *dirtiers = json_object_new_array();
+        json_object *st = attribution_status_json(a), *paused = oom_check(json_object_new_array()),
+                    *dirtiers = oom_check(json_object_new_array());
         bool have = a && a->have_last;
 
         proto_add_u64(st, PF_TOP_ATTRIBUTION_ELAPSED_USEC, have ? a->last.elapsed_usec : 0);
@@ -800,7 +801,7 @@ void attribution_top_json(const attribution *a, const sample *s, json_object *o)
 
         for (size_t i = 0; a && i < a->n_shown_paused && i < ATTRIBUTION_TOP_MAX; i++) {
                 const trace_task *t = &a->shown_paused[i];
-                json_object *j = json_object_new_object();
+                json_object *j = oom_check(json_object_new_object());
 
                 proto_add_u64(j, PF_PAUSED_PID, (uint64_t) MAX(t->pid, 0));
                 proto_add_string(j, PF_PAUSED_COMM, t->comm);
@@ -817,7 +818,7 @@ void attribution_top_json(const attribution *a, const sample *s, json_object *o)
                 proto_add_u64(j, PF_PAUSED_WB_SETPOINT_BYTES, t->wb_setpoint_bytes);
                 proto_add_u64(j, PF_PAUSED_CGROUP_INO, t->cgroup_ino);
                 add_io(j, find_task(a, t->pid));
-                json_object_array_add(paused, j);
+                oom_check_add(json_object_array_add(paused, j));
         }
         for (size_t i = 0, n = 0; a && i < a->n_shown_dirtiers && n < ATTRIBUTION_TOP_MAX; i++) {
                 const shown_dirtier *e = &a->shown_dirtiers[i];
@@ -826,7 +827,7 @@ void attribution_top_json(const attribution *a, const sample *s, json_object *o)
                 /* the reading that made it a dirtier lies outside the window: nothing written in it */
                 if (e->write_bytes_per_s == 0 && e->cancelled_write_bytes_per_s == 0)
                         continue;
-                j = json_object_new_object();
+                j = oom_check(json_object_new_object());
                 proto_add_u64(j, PF_DIRTIER_PID, (uint64_t) MAX(e->pid, 0));
                 proto_add_string(j, PF_DIRTIER_COMM, e->comm);
                 proto_add_u64(j, PF_DIRTIER_WRITE_BYTES_PER_S, e->write_bytes_per_s);
@@ -841,7 +842,7 @@ void attribution_top_json(const attribution *a, const sample *s, json_object *o)
                                 break;
                         }
                 add_io(j, find_task(a, e->pid));
-                json_object_array_add(dirtiers, j);
+                oom_check_add(json_object_array_add(dirtiers, j));
                 n++;
         }
         proto_add(o, PF_TOP_PAUSED, paused);
@@ -857,7 +858,7 @@ json_object *attribution_device_json(const attribution *a, const char *bdi) {
 
                 if (strcmp(d->bdi, bdi) != 0)
                         continue;
-                j = json_object_new_object();
+                j = oom_check(json_object_new_object());
                 proto_add_u64(j, PF_THROTTLE_EVENTS, d->events);
                 proto_add_u64(j, PF_THROTTLE_PAUSES, d->pauses);
                 proto_add_double(j, PF_THROTTLE_PAUSE_MS_PER_S, d->pause_ms_per_s);

@@ -32,7 +32,8 @@ int ctl_check_reply(json_object *reply, protocol_kind kind, json_object **ret_re
         }
         if (proto_value_u64(v) != PROTOCOL_VERSION || !json_object_is_type(v, json_type_int)) {
                 snprintf(error, size, "wbtuned speaks protocol version %.20s, this wbtunectl version %d: use the "
-                         "wbtunectl that came with the running wbtuned", json_object_to_json_string(v), PROTOCOL_VERSION);
+                         "wbtunectl that came with the running wbtuned", oom_check(json_object_to_json_string(v)),
+                         PROTOCOL_VERSION);
                 return -EPROTONOSUPPORT;
         }
         /* the envelope itself: ok, and error/errno or the result */
@@ -599,7 +600,7 @@ static void add_knobs(ctl_kv_list *l, json_object *knobs) {
                         known = strcmp(protocol_name(bdi_knob_units[i].field), name) == 0;
                 if (!known) {
                         snprintf(key, sizeof key, "Knob %.64s", name);
-                        ctl_kv_add(l, key, "%s", v ? json_object_to_json_string(v) : "null");
+                        ctl_kv_add(l, key, "%s", v ? oom_check(json_object_to_json_string(v)) : "null");
                 }
         }
 }
@@ -611,7 +612,7 @@ static void add_field(ctl_kv_list *l, json_object *device, const char *label, fi
         case FIELD_STRING:
         case FIELD_NUMBER: {
                 const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) :
-                                json_object_to_json_string(v);
+                                oom_check(json_object_to_json_string(v));
                 ctl_kv_add(l, label, "%s", s && *s ? s : "-");
                 break;
         }
@@ -720,7 +721,7 @@ int ctl_format_device(json_object *device, FILE *f) {
                         known = strcmp(protocol_name(device_fields[i].field), key) == 0;
                 if (!known)
                         ctl_kv_add(l, key, "%s", v ? (json_object_is_type(v, json_type_string) ? json_object_get_string(v) :
-                                                  json_object_to_json_string(v)) : "null");
+                                                  oom_check(json_object_to_json_string(v))) : "null");
         }
         ctl_kv_print(l, f);
         return device_tuning_print(proto_get(device, PF_DEVICE_TUNING), f);

@@ -31,10 +31,7 @@ int ctl_plot_output(const char *name, char **ret, const char **ret_why) {
                 *ret_why = "a name that starts with \"|\" is a command to gnuplot, not a file";
                 return -EINVAL;
         }
-        if (name[0] == '/')
-                *ret = xstrdup(name);
-        else if (asprintf(ret, "./%s", name) < 0)
-                abort();
+        *ret = name[0] == '/' ? xstrdup(name) : xasprintf("./%s", name);
         return 0;
 }
 

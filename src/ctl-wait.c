@@ -106,24 +106,31 @@ static json_object *json_double_rounded(double v, int decimals) {
         char text[512];   /* DBL_MAX has 309 digits */
 
         snprintf(text, sizeof text, "%.*f", decimals, isfinite(v) ? v : 0.0);
-        return json_object_new_double_s(strtod(text, NULL), text);
+        return oom_check(json_object_new_double_s(strtod(text, NULL), text));
+}
+
+/* o[key] = v, v a constructor's result (NULL: out of memory, unless null is meant: nullable). */
+static void put(json_object *o, const char *key, json_object *v, bool nullable) {
+        if (!v && !nullable)
+                oom();
+        oom_check_add(json_object_object_add(o, key, v));
 }
 
 json_object *ctl_wait_json(const ctl_wait_state *w, const char *name, const char *bdi) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
         uint64_t backlog = w->dirty_bytes + w->writeback_bytes;
         double clean_in = ctl_clean_in_s(backlog, w->bw_bytes_per_s);
 
-        json_object_object_add(o, "device", json_object_new_string(name));
-        json_object_object_add(o, "bdi", json_object_new_string(bdi));
-        json_object_object_add(o, "state", json_object_new_string(w->state));
-        json_object_object_add(o, "dirty_bytes", json_object_new_uint64(w->dirty_bytes));
-        json_object_object_add(o, "writeback_bytes", json_object_new_uint64(w->writeback_bytes));
-        json_object_object_add(o, "backlog_bytes", json_object_new_uint64(backlog));
-        json_object_object_add(o, "done_percent", json_double_rounded(ctl_wait_done_percent(w), 1));
-        json_object_object_add(o, "bw_estimate_bytes_per_s", json_object_new_uint64(w->bw_bytes_per_s));
-        json_object_object_add(o, "clean_in_s", clean_in < 0 ? NULL : json_double_rounded(clean_in, 1));
-        json_object_object_add(o, "elapsed_s", json_double_rounded(w->elapsed_s, 3));
-        json_object_object_add(o, "syncing", json_object_new_boolean(w->syncing));
+        put(o, "device", json_object_new_string(name), false);
+        put(o, "bdi", json_object_new_string(bdi), false);
+        put(o, "state", json_object_new_string(w->state), false);
+        put(o, "dirty_bytes", json_object_new_uint64(w->dirty_bytes), false);
+        put(o, "writeback_bytes", json_object_new_uint64(w->writeback_bytes), false);
+        put(o, "backlog_bytes", json_object_new_uint64(backlog), false);
+        put(o, "done_percent", json_double_rounded(ctl_wait_done_percent(w), 1), false);
+        put(o, "bw_estimate_bytes_per_s", json_object_new_uint64(w->bw_bytes_per_s), false);
+        put(o, "clean_in_s", clean_in < 0 ? NULL : json_double_rounded(clean_in, 1), true);
+        put(o, "elapsed_s", json_double_rounded(w->elapsed_s, 3), false);
+        put(o, "syncing", json_object_new_boolean(w->syncing), false);
         return o;
 }

@@ -95,7 +95,7 @@ static json_object *device_json(void *userdata, const bdi_device *d) {
 static int verb_devices(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
         manager *m = userdata;
 
-        *reply = json_object_new_object();
+        *reply = oom_check(json_object_new_object());
         return report_devices_stream(&m->current, PF_DEVICES_DEVICES, NULL, device_json, m, stream);
 }
 
@@ -128,7 +128,7 @@ static int verb_show(void *userdata, json_object *request, json_object **reply, 
         r = request_device(m, request, PROTOCOL_VERB_SHOW, &d, error);
         if (r < 0)
                 return r;
-        *reply = json_object_new_object();
+        *reply = oom_check(json_object_new_object());
         proto_add(*reply, PF_SHOW_DEVICE, device_json(m, d));
         return 0;
 }
@@ -154,7 +154,7 @@ static int verb_explain(void *userdata, json_object *request, json_object **repl
         r = memstream_finish(&ms, &text, NULL);
         if (r < 0)
                 return r;
-        o = json_object_new_object();
+        o = oom_check(json_object_new_object());
         proto_add_string(o, PF_EXPLAIN_BDI, d->bdi);
         proto_add_string(o, PF_EXPLAIN_TEXT, text);
         proto_add(o, PF_EXPLAIN_DEVICE, device_json(m, d));
@@ -174,7 +174,7 @@ static int verb_restore(void *userdata, json_object *request, json_object **repl
                         *error = NULL;
                 return r;
         }
-        *reply = json_object_new_object();
+        *reply = oom_check(json_object_new_object());
         proto_add_string(*reply, PF_RESTORE_MODE, manager_mode(m));
         return 0;
 }
@@ -198,7 +198,7 @@ static int verb_reload(void *userdata, json_object *request, json_object **reply
                 }
                 return r;
         }
-        *reply = json_object_new_object();
+        *reply = oom_check(json_object_new_object());
         return 0;
 }
 
@@ -272,7 +272,7 @@ static int verb_history(void *userdata, json_object *request, json_object **repl
                         *error = NULL;
                 return -ENODEV;
         }
-        o = json_object_new_object();
+        o = oom_check(json_object_new_object());
         if (csv) {
                 _cleanup_memstream_ memstream ms = {};
                 _cleanup_free_ char *text = NULL;
@@ -336,7 +336,7 @@ static int verb_metrics(void *userdata, json_object *request, json_object **repl
         r = manager_metrics(userdata, &snap);
         if (r < 0)
                 return r;
-        *reply = json_object_new_object();
+        *reply = oom_check(json_object_new_object());
         return metrics_stream(snap, stream);
 }
 

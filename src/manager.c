@@ -477,14 +477,12 @@ int manager_new(const manager_options *o, const config *c, manager **ret) {
         m->mode = c->mode;
         /* the saved originals live only in the daemon's own state directory, never beside a socket */
         m->state_dir = xstrdup(o->state_dir ? o->state_dir : MANAGER_STATE_DIR);
-        if (asprintf(&m->saved_path, "%s/saved", m->state_dir) < 0)
-                abort();
+        m->saved_path = xasprintf("%s/saved", m->state_dir);
         /* the speeds outlive a reboot: StateDirectory=, not the runtime one (but a test's --state-dir); a
          * fake tree's devices are not this machine's, so --root alone uses none */
-        if ((o->speeds_dir || o->state_dir || !o->root) &&
-            asprintf(&m->speeds_path, "%s/%s", o->speeds_dir ? o->speeds_dir : o->state_dir ? o->state_dir : SPEEDS_DIR,
-                     SPEEDS_FILE_NAME) < 0)
-                abort();
+        if (o->speeds_dir || o->state_dir || !o->root)
+                m->speeds_path = xasprintf("%s/%s", o->speeds_dir ? o->speeds_dir : o->state_dir ? o->state_dir :
+                                           SPEEDS_DIR, SPEEDS_FILE_NAME);
         m->start_usec = now_usec();
         *ret = m;
         return 0;

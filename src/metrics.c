@@ -572,7 +572,7 @@ static int text_stream_next(void *state, char **ret_name, json_object **ret_item
         r = memstream_finish(&ms, &text, &size);
         if (r < 0)
                 return r;
-        *ret_item = json_object_new_string_len(text, (int) MIN(size, (size_t) INT32_MAX));
+        *ret_item = oom_check(json_object_new_string_len(text, (int) MIN(size, (size_t) INT32_MAX)));
         *ret_name = NULL;
         return *ret_item ? 1 : -ENOMEM;
 }

@@ -883,7 +883,7 @@ int trace_cgroup_path(const char *cgroup_root, uint64_t cgroup_ino, char *buf, s
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
 json_object *trace_counters_to_json(const trace_counters *c) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
 
         proto_add_u64(o, PF_COUNTERS_EVENTS, c->events);
         proto_add_u64(o, PF_COUNTERS_LOST_KERNEL, c->lost_kernel);

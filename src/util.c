@@ -363,12 +363,38 @@ size_t search_sorted(const void *base, size_t n, size_t size, const void *key,
         return lo;
 }
 
-char *xstrdup(const char *s) {
-        char *p = strdup(s);
+_Noreturn void oom(void) {
+        static const char msg[] = ": out of memory, aborting\n";
 
-        if (!p)
-                abort();
-        return p;
+        /* no stdio, no log: both may allocate */
+        (void) !write(STDERR_FILENO, program_invocation_short_name, strlen(program_invocation_short_name));
+        (void) !write(STDERR_FILENO, msg, sizeof msg - 1);
+        abort();
+}
+
+void *xmalloc(size_t size) {
+        return oom_check(malloc(MAX(size, 1)));
+}
+
+void *xcalloc(size_t n, size_t size) {
+        return oom_check(calloc(MAX(n, 1), MAX(size, 1)));
+}
+
+char *xstrdup(const char *s) {
+        return oom_check(strdup(s));
+}
+
+char *xasprintf(const char *format, ...) {
+        va_list ap;
+        char *s;
+        int r;
+
+        va_start(ap, format);
+        r = vasprintf(&s, format, ap);
+        va_end(ap);
+        if (r < 0)
+                oom();
+        return s;
 }
 
 int grow_array(void **v, size_t *allocated, size_t n, size_t size) {

@@ -133,8 +133,21 @@ int grow_array(void **v, size_t *allocated, size_t n, size_t size);
  * Returns the fd, or -errno with *ret_error (malloc'd, naming dir; NULL on out of memory). */
 int dir_open_private(const char *dir, char **ret_error);
 
-/* strdup that aborts on out-of-memory; we never run with half-made state. */
+/* Out of memory, the one rule (HACKING.md): a line on stderr (the journal), then abort(). The unit's
+ * Restart=on-failure starts the daemon again and that start puts every knob back from the saved file. */
+_Noreturn void oom(void);
+/* p, or oom() when it is NULL: for a constructor whose NULL means out of memory (json-c's). */
+#define oom_check(p) ({ __typeof__(p) _oom_p = (p); if (!_oom_p) oom(); _oom_p; })
+/* oom() when an adder could not allocate (json-c's json_object_object_add(), json_object_array_add()). */
+static inline void oom_check_add(int r) {
+        if (r < 0)
+                oom();
+}
+/* malloc, calloc, strdup, asprintf that never return NULL (oom() instead). */
+void *xmalloc(size_t size);
+void *xcalloc(size_t n, size_t size);
 char *xstrdup(const char *s);
+char *xasprintf(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* Set *ret_error (when not NULL) to the formatted reason, escaped for a terminal (it may quote a
  * file's bytes), and return r: one line for every "refused, because ..." of a reader. */
