@@ -6,7 +6,10 @@
 
 #include <fcntl.h>
 #include <stdint.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 static void test_parse_u64(void) {
         uint64_t v = 0;
@@ -228,7 +231,33 @@ static void test_memstream(void) {
         CHECK(ms.f == NULL && ms.buf == NULL);
 }
 
+/* oom() in a child: one line on stderr, then SIGABRT (what Restart=on-failure restarts). */
+static void test_oom(void) {
+        char buf[128] = "";
+        int fds[2], status = 0;
+        ssize_t n;
+        pid_t pid;
+
+        CHECK(pipe(fds) == 0);
+        pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+                struct rlimit no_core = { 0, 0 };
+
+                (void) setrlimit(RLIMIT_CORE, &no_core);
+                (void) dup2(fds[1], STDERR_FILENO);
+                oom();
+        }
+        close(fds[1]);
+        n = read(fds[0], buf, sizeof buf - 1);
+        close(fds[0]);
+        CHECK(waitpid(pid, &status, 0) == pid);
+        CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+        CHECK(n > 0 && strstr(buf, ": out of memory, aborting\n") != NULL);
+}
+
 int main(void) {
+        test_oom();
         test_memstream();
         test_startswith();
         test_parse_kv();
