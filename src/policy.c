@@ -567,6 +567,15 @@ void policy_choose_cap(const sample *s, const bdi_device *d, const device_config
         }
 }
 
+/* A cap's reason from a speed: "<before>8.0M/s<after> x 2.0 s target". */
+static void speed_reason(knob_decision *k, const char *before, uint64_t bw_bytes_per_s, const char *after,
+                         uint64_t target_ms) {
+        char a[16];
+
+        snprintf(k->reason, sizeof k->reason, "%s%s/s%s x %.1f s target", before,
+                 format_bytes(a, sizeof a, bw_bytes_per_s), after, (double) target_ms / 1000.0);
+}
+
 /* The strict cap of a device known slow from before, ch's, in place before its first write. */
 static void want_remembered_cap(policy_device_state *ds, uint64_t cap, uint64_t target_ms, device_decision *dd) {
         char a[16];
@@ -620,21 +629,18 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
                 want_first_bound(ds, cap, ch->why, dd);
                 return;
         case CAP_SOURCE_MEASURED:
-                snprintf(kmax->reason, sizeof kmax->reason, "measured bandwidth %s/s x %.1f s target",
-                         format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
+                speed_reason(kmax, "measured bandwidth ", ds->bw_bytes_per_s, "", target_ms);
                 break;
         case CAP_SOURCE_PRESUMED:
                 snprintf(kmax->reason, sizeof kmax->reason, "%s", ch->why);
                 append_reason(kmax, "; presumed slow until it writes at full speed");
                 break;
         case CAP_SOURCE_EARLY:
-                snprintf(kmax->reason, sizeof kmax->reason,
-                         "no longer presumed slow: it wrote %s/s over half a second at full speed, x %.1f s target",
-                         format_bytes(a, sizeof a, early_bw(ds)), (double) target_ms / 1000.0);
+                speed_reason(kmax, "no longer presumed slow: it wrote ", early_bw(ds),
+                             " over half a second at full speed,", target_ms);
                 break;
         case CAP_SOURCE_SHOWN:
-                snprintf(kmax->reason, sizeof kmax->reason, "not measured yet, but it writes %s/s x %.1f s target",
-                         format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
+                speed_reason(kmax, "not measured yet, but it writes ", ds->bw_bytes_per_s, "", target_ms);
                 break;
         case CAP_SOURCE_CONFIGURED:
                 snprintf(kmax->reason, sizeof kmax->reason, "max_bytes from [device \"%s\"]", dc->match);
