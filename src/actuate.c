@@ -154,11 +154,33 @@ static int read_now(const actuator *a, const char *bdi, knob_id k, knob_now *ret
         return 0;
 }
 
+typedef struct thresholds {
+        uint64_t dirty_pages, bg_pages;
+        bool got_dirty, got_bg;
+} thresholds;
+
+/* A figure that does not parse is as good as missing. */
+static int thresholds_cb(const char *key, const char *value, void *userdata) {
+        thresholds *t = userdata;
+        uint64_t v;
+
+        if (parse_u64(value, &v) < 0)
+                return 0;
+        if (strcmp(key, "nr_dirty_threshold") == 0) {
+                t->dirty_pages = v;
+                t->got_dirty = true;
+        } else if (strcmp(key, "nr_dirty_background_threshold") == 0) {
+                t->bg_pages = v;
+                t->got_bg = true;
+        }
+        return 0;
+}
+
 /* The kernel's current dirty thresholds in pages, from /proc/vmstat. */
 static int read_thresholds(const actuator *a, uint64_t *ret_dirty_pages, uint64_t *ret_bg_pages) {
         char path[PATH_MAX];
         _cleanup_free_ char *buf = NULL;
-        bool got_dirty = false, got_bg = false;
+        thresholds t = {};
         int r;
 
         snprintf(path, sizeof path, "%s/proc/vmstat", a->root);
@@ -168,20 +190,12 @@ static int read_thresholds(const actuator *a, uint64_t *ret_dirty_pages, uint64_
         r = io_read(a, path, buf, 65536);
         if (r < 0)
                 return r;
-        for (char *line = buf, *next; line && *line; line = next) {
-                uint64_t v;
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = 0;
-                if (strncmp(line, "nr_dirty_threshold ", 19) == 0 && parse_u64(line + 19, &v) >= 0) {
-                        *ret_dirty_pages = v;
-                        got_dirty = true;
-                } else if (strncmp(line, "nr_dirty_background_threshold ", 30) == 0 && parse_u64(line + 30, &v) >= 0) {
-                        *ret_bg_pages = v;
-                        got_bg = true;
-                }
-        }
-        return got_dirty && got_bg ? 0 : -ENODATA;
+        (void) parse_kv(buf, thresholds_cb, &t);
+        if (t.got_dirty)
+                *ret_dirty_pages = t.dirty_pages;
+        if (t.got_bg)
+                *ret_bg_pages = t.bg_pages;
+        return t.got_dirty && t.got_bg ? 0 : -ENODATA;
 }
 
 /* The thresholds, with a failure logged when it starts or changes and one line when they read again,
@@ -1137,10 +1151,6 @@ void actuator_get_stats(const actuator *a, uint64_t now, actuator_stats *ret) {
                         last_minute += a->minute_writes[i];
         *ret = (actuator_stats) { .writes_total = a->writes_total, .writes_last_minute = last_minute,
                                   .overrides_total = a->overrides_total, .failures_total = a->failures_total };
-}
-
-const char *actuator_saved_path(const actuator *a) {
-        return a->saved_path;
 }
 
 int actuator_new(const char *root, const char *saved_path, const knob_io *io, actuator **ret) {

@@ -76,4 +76,3 @@ typedef struct actuator_stats {
 } actuator_stats;
 void actuator_get_stats(const actuator *a, uint64_t now_usec, actuator_stats *ret);
 
-const char *actuator_saved_path(const actuator *a);

@@ -106,11 +106,38 @@ struct attribution {
 
 /* ---- /proc/<pid>/io ------------------------------------------------------------------------- */
 
+typedef struct proc_io {
+        uint64_t *write_bytes, *cancelled_write_bytes;
+        bool have_w, have_c;
+} proc_io;
+
+/* Keys are whole: "write_bytes" is also the tail of "cancelled_write_bytes". */
+static int proc_io_cb(const char *key, const char *value, void *userdata) {
+        proc_io *io = userdata;
+        uint64_t *dst, v;
+        bool *have;
+
+        if (strcmp(key, "write_bytes") == 0) {
+                dst = io->write_bytes;
+                have = &io->have_w;
+        } else if (strcmp(key, "cancelled_write_bytes") == 0) {
+                dst = io->cancelled_write_bytes;
+                have = &io->have_c;
+        } else
+                return 0;
+        if (parse_u64(value, &v) < 0)
+                return -EBADMSG;
+        *dst = v;
+        *have = true;
+        return 0;
+}
+
 int attribution_read_proc_io(const char *path, uint64_t *ret_write_bytes, uint64_t *ret_cancelled_write_bytes) {
         _cleanup_close_ int fd = -1;
         char buf[512];
+        proc_io io = { .write_bytes = ret_write_bytes, .cancelled_write_bytes = ret_cancelled_write_bytes };
         ssize_t n;
-        bool have_w = false, have_c = false;
+        int r;
 
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -119,30 +146,10 @@ int attribution_read_proc_io(const char *path, uint64_t *ret_write_bytes, uint64
         if (n < 0)
                 return -errno;
         buf[n] = 0;
-        for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-                uint64_t *dst = NULL;
-                bool *have = NULL;
-
-                /* "write_bytes" is also the tail of "cancelled_write_bytes": match at line start */
-                if (strncmp(line, "write_bytes:", 12) == 0) {
-                        dst = ret_write_bytes;
-                        have = &have_w;
-                        line += 12;
-                } else if (strncmp(line, "cancelled_write_bytes:", 22) == 0) {
-                        dst = ret_cancelled_write_bytes;
-                        have = &have_c;
-                        line += 22;
-                } else
-                        continue;
-                char *end;
-                errno = 0;
-                unsigned long long v = strtoull(line, &end, 10);
-                if (errno != 0 || end == line)
-                        return -EBADMSG;
-                *dst = v;
-                *have = true;
-        }
-        return have_w && have_c ? 0 : -EBADMSG;
+        r = parse_kv(buf, proc_io_cb, &io);
+        if (r < 0)
+                return r;
+        return io.have_w && io.have_c ? 0 : -EBADMSG;
 }
 
 #define PF_KTHREAD 0x00200000   /* include/linux/sched.h */
@@ -741,7 +748,7 @@ void attribution_tick(attribution *a, uint64_t now_usec) {
 /* ---- JSON ------------------------------------------------------------------------------------- */
 
 json_object *attribution_status_json(const attribution *a) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
         bool on = a && a->trace;
 
         proto_add_bool(o, PF_ATTRIBUTION_ENABLED, on);
@@ -782,7 +789,8 @@ static const char *device_name(const sample *s, const char *bdi) {
 }
 
 void attribution_top_json(const attribution *a, const sample *s, json_object *o) {
-        json_object *st = attribution_status_json(a), *paused = json_object_new_array(), *dirtiers = json_object_new_array();
+        json_object *st = attribution_status_json(a), *paused = oom_check(json_object_new_array()),
+                    *dirtiers = oom_check(json_object_new_array());
         bool have = a && a->have_last;
 
         proto_add_u64(st, PF_TOP_ATTRIBUTION_ELAPSED_USEC, have ? a->last.elapsed_usec : 0);
@@ -793,7 +801,7 @@ void attribution_top_json(const attribution *a, const sample *s, json_object *o)
 
         for (size_t i = 0; a && i < a->n_shown_paused && i < ATTRIBUTION_TOP_MAX; i++) {
                 const trace_task *t = &a->shown_paused[i];
-                json_object *j = json_object_new_object();
+                json_object *j = oom_check(json_object_new_object());
 
                 proto_add_u64(j, PF_PAUSED_PID, (uint64_t) MAX(t->pid, 0));
                 proto_add_string(j, PF_PAUSED_COMM, t->comm);
@@ -810,7 +818,7 @@ void attribution_top_json(const attribution *a, const sample *s, json_object *o)
                 proto_add_u64(j, PF_PAUSED_WB_SETPOINT_BYTES, t->wb_setpoint_bytes);
                 proto_add_u64(j, PF_PAUSED_CGROUP_INO, t->cgroup_ino);
                 add_io(j, find_task(a, t->pid));
-                json_object_array_add(paused, j);
+                oom_check_add(json_object_array_add(paused, j));
         }
         for (size_t i = 0, n = 0; a && i < a->n_shown_dirtiers && n < ATTRIBUTION_TOP_MAX; i++) {
                 const shown_dirtier *e = &a->shown_dirtiers[i];
@@ -819,7 +827,7 @@ void attribution_top_json(const attribution *a, const sample *s, json_object *o)
                 /* the reading that made it a dirtier lies outside the window: nothing written in it */
                 if (e->write_bytes_per_s == 0 && e->cancelled_write_bytes_per_s == 0)
                         continue;
-                j = json_object_new_object();
+                j = oom_check(json_object_new_object());
                 proto_add_u64(j, PF_DIRTIER_PID, (uint64_t) MAX(e->pid, 0));
                 proto_add_string(j, PF_DIRTIER_COMM, e->comm);
                 proto_add_u64(j, PF_DIRTIER_WRITE_BYTES_PER_S, e->write_bytes_per_s);
@@ -834,7 +842,7 @@ void attribution_top_json(const attribution *a, const sample *s, json_object *o)
                                 break;
                         }
                 add_io(j, find_task(a, e->pid));
-                json_object_array_add(dirtiers, j);
+                oom_check_add(json_object_array_add(dirtiers, j));
                 n++;
         }
         proto_add(o, PF_TOP_PAUSED, paused);
@@ -850,7 +858,7 @@ json_object *attribution_device_json(const attribution *a, const char *bdi) {
 
                 if (strcmp(d->bdi, bdi) != 0)
                         continue;
-                j = json_object_new_object();
+                j = oom_check(json_object_new_object());
                 proto_add_u64(j, PF_THROTTLE_EVENTS, d->events);
                 proto_add_u64(j, PF_THROTTLE_PAUSES, d->pauses);
                 proto_add_double(j, PF_THROTTLE_PAUSE_MS_PER_S, d->pause_ms_per_s);

@@ -185,7 +185,7 @@ int control_parse_json(const char *s, size_t len, json_object **ret) {
 }
 
 static json_object *reply_new(bool ok) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
 
         proto_add_u64(o, PF_REPLY_VERSION, PROTOCOL_VERSION);
         proto_add_bool(o, PF_REPLY_OK, ok);
@@ -377,7 +377,7 @@ static int client_queue_reply(control_client *c, json_object *reply) {
 /* Queue the beginning of a streamed reply: the envelope and the head, open, up to the streamed
  * member's opening bracket. */
 static int client_stream_begin(control_client *c, json_object *reply, control_stream *stream) {
-        json_object *head = proto_get(reply, PF_REPLY_RESULT), *key = json_object_new_string(stream->key);
+        json_object *head = proto_get(reply, PF_REPLY_RESULT), *key = oom_check(json_object_new_string(stream->key));
         _cleanup_free_ char *prefix = NULL;
         size_t len;
         const char *text = to_text(reply, &len), *key_text = key ? json_object_to_json_string(key) : NULL;
@@ -422,7 +422,7 @@ static int client_stream_fill(control_client *c, size_t *budget) {
                         return r;
                 }
                 if (c->stream.keyed) {
-                        name_json = json_object_new_string(name ? name : "");
+                        name_json = oom_check(json_object_new_string(name ? name : ""));
                         name_text = name_json ? json_object_to_json_string(name_json) : NULL;
                 }
                 text = to_text(item, &len);
@@ -544,7 +544,7 @@ json_object *control_handle_request(const control_verb *verbs, size_t n_verbs, v
                         reply = control_reply_error(r, error);
                 } else {
                         reply = reply_new(true);
-                        proto_add(reply, PF_REPLY_RESULT, result ? result : json_object_new_object());
+                        proto_add(reply, PF_REPLY_RESULT, result ? result : oom_check(json_object_new_object()));
                 }
         }
         json_object_put(request);

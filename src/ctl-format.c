@@ -8,30 +8,10 @@
 #include <string.h>
 
 #include "ctl-format.h"
+#include "ctl-table.h"
+#include "ctl-wait.h"
 #include "escape.h"
 #include "util.h"
-
-#define VALUE_MAX 512
-#define TABLE_COLUMNS_MAX 16
-
-/* Our own SGR codes, around text already escaped: the only colour wbtunectl prints, for warnings. */
-#define COLOR_WARN "\033[1;33m"
-#define COLOR_RESET "\033[0m"
-
-static bool style_legend = true, style_color = false;
-
-void ctl_format_set_style(bool legend, bool color) {
-        style_legend = legend;
-        style_color = color;
-}
-
-/* A warning: in colour when colours are on, else as it is. Escaped text in, so widths stay the text's. */
-static void put_warn(FILE *f, const char *escaped, bool warn) {
-        if (warn && style_color)
-                fprintf(f, COLOR_WARN "%s" COLOR_RESET, escaped);
-        else
-                fputs(escaped, f);
-}
 
 /* --- checking a reply -------------------------------------------------------------------- */
 
@@ -52,7 +32,8 @@ int ctl_check_reply(json_object *reply, protocol_kind kind, json_object **ret_re
         }
         if (proto_value_u64(v) != PROTOCOL_VERSION || !json_object_is_type(v, json_type_int)) {
                 snprintf(error, size, "wbtuned speaks protocol version %.20s, this wbtunectl version %d: use the "
-                         "wbtunectl that came with the running wbtuned", json_object_to_json_string(v), PROTOCOL_VERSION);
+                         "wbtunectl that came with the running wbtuned", oom_check(json_object_to_json_string(v)),
+                         PROTOCOL_VERSION);
                 return -EPROTONOSUPPORT;
         }
         /* the envelope itself: ok, and error/errno or the result */
@@ -176,142 +157,6 @@ static const char *join_array(char *buf, size_t size, json_object *a, const char
         return buf;
 }
 
-/* Columns on a terminal: UTF-8 continuation bytes take none (wide characters are not measured). */
-static size_t text_width(const char *s) {
-        size_t n = 0;
-
-        for (; *s; s++)
-                n += ((unsigned char) *s & 0xc0) != 0x80;
-        return n;
-}
-
-static void pad(FILE *f, size_t n) {
-        for (; n > 0; n--)
-                fputc(' ', f);
-}
-
-/* --- "Key: value" lists, keys right-aligned ---------------------------------------------- */
-
-typedef struct kv_list {
-        char keys[64][48];
-        char values[64][VALUE_MAX];
-        bool warn[64];
-        size_t n;
-} kv_list;
-
-/* Both key and value are escaped: either may come from the daemon. */
-static void kv_add(kv_list *l, const char *key, const char *format, ...) __attribute__((format(printf, 3, 4)));
-static void kv_add(kv_list *l, const char *key, const char *format, ...) {
-        char value[VALUE_MAX];
-        va_list ap;
-
-        if (l->n >= ELEMENTSOF(l->keys))
-                return;
-        escape_text(key, l->keys[l->n], sizeof l->keys[0]);
-        va_start(ap, format);
-        vsnprintf(value, sizeof value, format, ap);
-        va_end(ap);
-        escape_text(value, l->values[l->n], sizeof l->values[0]);
-        l->warn[l->n] = false;
-        l->n++;
-}
-
-/* The last line added is a warning. */
-static void kv_warn(kv_list *l) {
-        if (l->n > 0)
-                l->warn[l->n - 1] = true;
-}
-
-static void kv_print(const kv_list *l, FILE *f) {
-        size_t width = 0;
-        for (size_t i = 0; i < l->n; i++)
-                width = MAX(width, text_width(l->keys[i]));
-        for (size_t i = 0; i < l->n; i++) {
-                pad(f, width - text_width(l->keys[i]));
-                fprintf(f, "%s: ", l->keys[i]);
-                put_warn(f, l->values[i], l->warn[i]);
-                fputc('\n', f);
-        }
-}
-
-/* --- tables -------------------------------------------------------------------------------- */
-
-typedef struct table {
-        const char *const *headers;
-        const bool *right;
-        size_t n_columns;
-        char **cells;        /* n_rows * n_columns, malloc'd, escaped */
-        uint32_t *warn;      /* per row: a bit per column shown as a warning */
-        size_t n_rows;
-} table;
-
-/* A row; the columns whose bit is set in warn are warnings. */
-static int table_add_row_warn(table *t, char **row, uint32_t warn) {
-        char **p = realloc(t->cells, (t->n_rows + 1) * t->n_columns * sizeof(char *));
-        uint32_t *w;
-
-        if (!p)
-                return -ENOMEM;
-        t->cells = p;
-        w = realloc(t->warn, (t->n_rows + 1) * sizeof(uint32_t));
-        if (!w)
-                return -ENOMEM;
-        t->warn = w;
-        w[t->n_rows] = warn;
-        for (size_t i = 0; i < t->n_columns; i++)
-                p[t->n_rows * t->n_columns + i] = escape_text_alloc(row[i] && *row[i] ? row[i] : "-");
-        t->n_rows++;
-        return 0;
-}
-
-static int table_add_row(table *t, char **row) {
-        return table_add_row_warn(t, row, 0);
-}
-
-static void table_print(const table *t, FILE *f) {
-        size_t width[TABLE_COLUMNS_MAX];
-
-        for (size_t c = 0; c < t->n_columns; c++) {
-                width[c] = style_legend ? text_width(t->headers[c]) : 0;
-                for (size_t r = 0; r < t->n_rows; r++)
-                        width[c] = MAX(width[c], text_width(t->cells[r * t->n_columns + c]));
-        }
-        /* row 0 is the header: the legend */
-        for (size_t r = style_legend ? 0 : 1; r <= t->n_rows; r++)
-                for (size_t c = 0; c < t->n_columns; c++) {
-                        const char *s = r == 0 ? t->headers[c] : t->cells[(r - 1) * t->n_columns + c];
-                        bool last = c + 1 == t->n_columns;
-                        size_t w = text_width(s);
-
-                        if (t->right[c])
-                                pad(f, width[c] - w);
-                        put_warn(f, s, r > 0 && c < 32 && (t->warn[r - 1] & (UINT32_C(1) << c)));
-                        if (!t->right[c] && !last)
-                                pad(f, width[c] - w);
-                        fputs(last ? "\n" : "  ", f);
-                }
-}
-
-static void table_done(table *t) {
-        for (size_t i = 0; i < t->n_rows * t->n_columns; i++)
-                free(t->cells[i]);
-        free(t->cells);
-        free(t->warn);
-}
-
-/* Print the table (or say why it is empty, a legend too) unless building it failed, free it, pass r on. */
-static int table_finish(table *t, int r, const char *empty, FILE *f) {
-        if (r == 0) {
-                if (t->n_rows == 0 && empty) {
-                        if (style_legend)
-                                fputs(empty, f);
-                } else
-                        table_print(t, f);
-        }
-        table_done(t);
-        return r;
-}
-
 /* --- tuning: who owns each knob, its original, current and desired value, and why -------------- */
 
 /* A knob object's value in its unit; "-" when null. */
@@ -340,7 +185,7 @@ static const char *original_str(char *buf, size_t size, json_object *knob) {
 int ctl_format_tuning(json_object *tuning, FILE *f) {
         static const char *const headers[] = { "KNOB", "STATE", "ORIGINAL", "CURRENT", "DESIRED", "REASON" };
         static const bool right[] = { false, false, true, true, true, false };
-        table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
+        ctl_table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
         json_object *knobs = proto_get(tuning, PF_TUNING_KNOBS);
         int r = 0;
 
@@ -348,7 +193,7 @@ int ctl_format_tuning(json_object *tuning, FILE *f) {
                 return -EBADMSG;
         for (size_t i = 0; i < json_object_array_length(knobs); i++) {
                 json_object *k = json_object_array_get_idx(knobs, i);
-                char orig[96], cur[32], want_buf[32], policy[32], desired[80], reason[VALUE_MAX];
+                char orig[96], cur[32], want_buf[32], policy[32], desired[80], reason[CTL_VALUE_MAX];
                 const char *clamp = proto_str(k, PF_KNOB_CLAMP);
                 const char *want = knob_value_str(want_buf, sizeof want_buf, k, PF_KNOB_DESIRED);
 
@@ -372,11 +217,11 @@ int ctl_format_tuning(json_object *tuning, FILE *f) {
                 /* a knob set by hand or that the kernel refuses: the daemon cannot do its work there */
                 bool warn = strcmp(state, PROTOCOL_STATE_OVERRIDE) == 0 || strcmp(state, PROTOCOL_STATE_UNWRITABLE) == 0;
 
-                r = table_add_row_warn(&t, row, warn ? UINT32_C(1) << 1 : 0);
+                r = ctl_table_add_row_warn(&t, row, warn ? UINT32_C(1) << 1 : 0);
                 if (r < 0)
                         break;
         }
-        r = table_finish(&t, r, "No knob.\n", f);
+        r = ctl_table_finish(&t, r, "No knob.\n", f);
         for (size_t i = 0; r == 0 && i < json_object_array_length(knobs); i++) {
                 json_object *k = json_object_array_get_idx(knobs, i);
                 _cleanup_free_ char *name = NULL, *note = NULL;
@@ -393,27 +238,27 @@ int ctl_format_tuning(json_object *tuning, FILE *f) {
 /* --- status ------------------------------------------------------------------------------ */
 
 /* The kernel uses *_bytes when non-zero, else *_ratio (of dirtyable memory); writing one zeroes the other. */
-static void add_limit(kv_list *l, const char *key, json_object *knobs, protocol_field bytes_field,
+static void add_limit(ctl_kv_list *l, const char *key, json_object *knobs, protocol_field bytes_field,
                       protocol_field ratio_field) {
         char b[32];
         uint64_t bytes = proto_u64(knobs, bytes_field);
 
         if (bytes > 0)
-                kv_add(l, key, "%s (vm.%s; vm.%s unused)", bytes_str(b, sizeof b, bytes), protocol_name(bytes_field),
+                ctl_kv_add(l, key, "%s (vm.%s; vm.%s unused)", bytes_str(b, sizeof b, bytes), protocol_name(bytes_field),
                        protocol_name(ratio_field));
         else
-                kv_add(l, key, "%" PRIu64 "%% of dirtyable memory (vm.%s; vm.%s unset)",
+                ctl_kv_add(l, key, "%" PRIu64 "%% of dirtyable memory (vm.%s; vm.%s unset)",
                        proto_u64(knobs, ratio_field), protocol_name(ratio_field), protocol_name(bytes_field));
 }
 
-static void add_centisecs(kv_list *l, const char *key, const char *what, json_object *knobs, protocol_field field) {
+static void add_centisecs(ctl_kv_list *l, const char *key, const char *what, json_object *knobs, protocol_field field) {
         char v[32];
         uint64_t cs = proto_u64(knobs, field);
 
         if (cs == 0 && field == PF_VM_KNOBS_DIRTY_WRITEBACK_CENTISECS)
-                kv_add(l, key, "disabled (vm.%s=0)", protocol_name(field));
+                ctl_kv_add(l, key, "disabled (vm.%s=0)", protocol_name(field));
         else
-                kv_add(l, key, "%s %s (vm.%s=%" PRIu64 ")", what,
+                ctl_kv_add(l, key, "%s %s (vm.%s=%" PRIu64 ")", what,
                        unit_value_str(v, sizeof v, PROTOCOL_UNIT_CENTISECS, cs), protocol_name(field), cs);
 }
 
@@ -427,7 +272,7 @@ int ctl_format_status(json_object *result, FILE *f) {
         json_object *tuning = proto_get(result, PF_STATUS_TUNING), *writes = proto_get(result, PF_STATUS_WRITES);
         json_object *support = proto_get(result, PF_STATUS_KERNEL_SUPPORT);
         char a[32], b[32], c[32];
-        _cleanup_free_ kv_list *l = calloc(1, sizeof *l);
+        _cleanup_free_ ctl_kv_list *l = calloc(1, sizeof *l);
         const char *mode = proto_str(result, PF_STATUS_MODE), *root = proto_str(result, PF_STATUS_ROOT);
 
         if (!l)
@@ -435,35 +280,35 @@ int ctl_format_status(json_object *result, FILE *f) {
         if (!json_object_is_type(global, json_type_object))
                 return -EBADMSG;
 
-        kv_add(l, "Version", "%s (protocol %d)", proto_str(result, PF_STATUS_PACKAGE_VERSION), PROTOCOL_VERSION);
-        kv_add(l, "PID", "%" PRIu64, proto_u64(result, PF_STATUS_PID));
-        kv_add(l, "Uptime", "%s", duration_str(a, sizeof a, proto_double(result, PF_STATUS_UPTIME_S)));
+        ctl_kv_add(l, "Version", "%s (protocol %d)", proto_str(result, PF_STATUS_PACKAGE_VERSION), PROTOCOL_VERSION);
+        ctl_kv_add(l, "PID", "%" PRIu64, proto_u64(result, PF_STATUS_PID));
+        ctl_kv_add(l, "Uptime", "%s", duration_str(a, sizeof a, proto_double(result, PF_STATUS_UPTIME_S)));
         bool writing = writes && proto_bool(writes, PF_WRITES_ENABLED);
         const char *limited = writes ? proto_str(writes, PF_WRITES_LIMITED_TO) : "";
 
-        kv_add(l, "Mode", "%s%s%s%s%s", mode, proto_bool(result, PF_STATUS_DRY_RUN) && !strstr(mode, "dry") ? " (dry run)" : "",
+        ctl_kv_add(l, "Mode", "%s%s%s%s%s", mode, proto_bool(result, PF_STATUS_DRY_RUN) && !strstr(mode, "dry") ? " (dry run)" : "",
                !*limited ? "" : writing ? ", on this kernel: " : " (on this kernel, auto would write ", limited,
                *limited && !writing ? ")" : "");
-        kv_add(l, "Tick", "%" PRIu64 " ms", proto_u64(result, PF_STATUS_TICK_MS));
-        kv_add(l, "Ticks", "%" PRIu64, proto_u64(result, PF_STATUS_TICKS));
-        kv_add(l, "Stats source", "%s", proto_str(result, PF_STATUS_STATS_SOURCE));
+        ctl_kv_add(l, "Tick", "%" PRIu64 " ms", proto_u64(result, PF_STATUS_TICK_MS));
+        ctl_kv_add(l, "Ticks", "%" PRIu64, proto_u64(result, PF_STATUS_TICKS));
+        ctl_kv_add(l, "Stats source", "%s", proto_str(result, PF_STATUS_STATS_SOURCE));
         if (*root && strcmp(root, "/") != 0)
-                kv_add(l, "Root", "%s (not the live system)", root);
-        kv_add(l, "Devices", "%" PRIu64, proto_u64(result, PF_STATUS_N_DEVICES));
-        kv_add(l, "Config", "%s", proto_str(result, PF_STATUS_CONFIG));
+                ctl_kv_add(l, "Root", "%s (not the live system)", root);
+        ctl_kv_add(l, "Devices", "%" PRIu64, proto_u64(result, PF_STATUS_N_DEVICES));
+        ctl_kv_add(l, "Config", "%s", proto_str(result, PF_STATUS_CONFIG));
 
-        kv_add(l, "Dirty", "%s", bytes_str(a, sizeof a, proto_u64(global, PF_GLOBAL_DIRTY_BYTES)));
-        kv_add(l, "Writeback", "%s", bytes_str(a, sizeof a, proto_u64(global, PF_GLOBAL_WRITEBACK_BYTES)));
-        kv_add(l, "Thresholds", "%s throttle, %s background",
+        ctl_kv_add(l, "Dirty", "%s", bytes_str(a, sizeof a, proto_u64(global, PF_GLOBAL_DIRTY_BYTES)));
+        ctl_kv_add(l, "Writeback", "%s", bytes_str(a, sizeof a, proto_u64(global, PF_GLOBAL_WRITEBACK_BYTES)));
+        ctl_kv_add(l, "Thresholds", "%s throttle, %s background",
                bytes_str(a, sizeof a, proto_u64(global, PF_GLOBAL_DIRTY_THRESH_BYTES)),
                bytes_str(b, sizeof b, proto_u64(global, PF_GLOBAL_BACKGROUND_THRESH_BYTES)));
-        kv_add(l, "Rates", "%s dirtied, %s written",
+        ctl_kv_add(l, "Rates", "%s dirtied, %s written",
                rate_str(a, sizeof a, proto_u64(global, PF_GLOBAL_DIRTY_RATE_BYTES_PER_S)),
                rate_str(b, sizeof b, proto_u64(global, PF_GLOBAL_WRITE_RATE_BYTES_PER_S)));
-        kv_add(l, "Totals", "%s dirtied, %s written",
+        ctl_kv_add(l, "Totals", "%s dirtied, %s written",
                bytes_str(a, sizeof a, proto_u64(global, PF_GLOBAL_DIRTIED_TOTAL_BYTES)),
                bytes_str(b, sizeof b, proto_u64(global, PF_GLOBAL_WRITTEN_TOTAL_BYTES)));
-        kv_add(l, "Memory", "%s available of %s",
+        ctl_kv_add(l, "Memory", "%s available of %s",
                bytes_str(a, sizeof a, proto_u64(global, PF_GLOBAL_MEM_AVAILABLE_BYTES)),
                bytes_str(c, sizeof c, proto_u64(global, PF_GLOBAL_MEM_TOTAL_BYTES)));
 
@@ -478,18 +323,18 @@ int ctl_format_status(json_object *result, FILE *f) {
         if (attr) {
                 json_object *counters = proto_get(attr, PF_ATTRIBUTION_COUNTERS);
                 const char *why = proto_str(attr, PF_ATTRIBUTION_TASKSTATS_REASON);
-                char line[VALUE_MAX];
+                char line[CTL_VALUE_MAX];
 
-                kv_add(l, "Attribution", "%s", ctl_format_attribution(attr, line, sizeof line));
+                ctl_kv_add(l, "Attribution", "%s", ctl_format_attribution(attr, line, sizeof line));
                 if (proto_bool(attr, PF_ATTRIBUTION_TASKSTATS))
-                        kv_add(l, "Taskstats", "yes (per-task write bytes%s)",
+                        ctl_kv_add(l, "Taskstats", "yes (per-task write bytes%s)",
                                proto_bool(attr, PF_ATTRIBUTION_DELAYACCT) ? " and block I/O delay" : "");
                 else
-                        kv_add(l, "Taskstats", "no: %s", *why ? why : "off");
-                kv_add(l, "Delay accounting", "%s (kernel.task_delayacct)",
+                        ctl_kv_add(l, "Taskstats", "no: %s", *why ? why : "off");
+                ctl_kv_add(l, "Delay accounting", "%s (kernel.task_delayacct)",
                        proto_bool(attr, PF_ATTRIBUTION_DELAYACCT) ? "on" : "off");
                 if (proto_bool(attr, PF_ATTRIBUTION_ENABLED))
-                        kv_add(l, "Trace counters", "%" PRIu64 " events, %" PRIu64 " lost by the kernel (%" PRIu64
+                        ctl_kv_add(l, "Trace counters", "%" PRIu64 " events, %" PRIu64 " lost by the kernel (%" PRIu64
                                " markers), dropped %" PRIu64 " tasks %" PRIu64 " devices, %" PRIu64 " bad lines, %" PRIu64 " budget hits",
                                proto_u64(counters, PF_COUNTERS_EVENTS), proto_u64(counters, PF_COUNTERS_LOST_KERNEL),
                                proto_u64(counters, PF_COUNTERS_LOST_MARKERS), proto_u64(counters, PF_COUNTERS_DROPPED_TASKS),
@@ -497,53 +342,53 @@ int ctl_format_status(json_object *result, FILE *f) {
                                proto_u64(counters, PF_COUNTERS_BUDGET_HITS));
                 if (proto_bool(attr, PF_ATTRIBUTION_ENABLED) &&
                     (proto_u64(counters, PF_COUNTERS_LOST_KERNEL) > 0 || proto_u64(counters, PF_COUNTERS_DROPPED_TASKS) > 0))
-                        kv_warn(l);
+                        ctl_kv_warn(l);
         }
         if (writes) {
                 const char *refused = proto_str(writes, PF_WRITES_SAVED_FILE_REFUSED);
 
                 if (*limited && writing)
-                        kv_add(l, "Knob writes", "limited: %s: %s", limited, proto_str(writes, PF_WRITES_LIMITED_WHY));
+                        ctl_kv_add(l, "Knob writes", "limited: %s: %s", limited, proto_str(writes, PF_WRITES_LIMITED_WHY));
                 else
-                        kv_add(l, "Knob writes", "%s: %s", proto_bool(writes, PF_WRITES_ENABLED) ? "yes" : "no",
+                        ctl_kv_add(l, "Knob writes", "%s: %s", proto_bool(writes, PF_WRITES_ENABLED) ? "yes" : "no",
                                proto_str(writes, PF_WRITES_REASON));
-                kv_add(l, "Written", "%" PRIu64 " in the last minute, %" PRIu64 " in all; %" PRIu64
+                ctl_kv_add(l, "Written", "%" PRIu64 " in the last minute, %" PRIu64 " in all; %" PRIu64
                        " refused; %" PRIu64 " set by hand since", proto_u64(writes, PF_WRITES_LAST_MINUTE),
                        proto_u64(writes, PF_WRITES_TOTAL), proto_u64(writes, PF_WRITES_FAILURES_TOTAL),
                        proto_u64(writes, PF_WRITES_OVERRIDES_TOTAL));
                 if (proto_u64(writes, PF_WRITES_FAILURES_TOTAL) > 0)
-                        kv_warn(l);
-                kv_add(l, "Safety guard", "held a knob on %" PRIu64 " ticks", proto_u64(writes, PF_WRITES_GUARD_HOLDS_TOTAL));
-                kv_add(l, "Saved originals", "%s%s%s", proto_str(writes, PF_WRITES_SAVED_FILE), *refused ? ": NOT TRUSTED, " : "",
+                        ctl_kv_warn(l);
+                ctl_kv_add(l, "Safety guard", "held a knob on %" PRIu64 " ticks", proto_u64(writes, PF_WRITES_GUARD_HOLDS_TOTAL));
+                ctl_kv_add(l, "Saved originals", "%s%s%s", proto_str(writes, PF_WRITES_SAVED_FILE), *refused ? ": NOT TRUSTED, " : "",
                        refused);
                 if (*refused)
-                        kv_warn(l);
+                        ctl_kv_warn(l);
         }
         if (support) {
                 const char *why = proto_str(support, PF_KERNEL_SUPPORT_WHY);
 
-                kv_add(l, "Kernel support", "debugfs %s, wb_stats %s, *_bytes %s, strict_limit %s, cgroup writeback %s",
+                ctl_kv_add(l, "Kernel support", "debugfs %s, wb_stats %s, *_bytes %s, strict_limit %s, cgroup writeback %s",
                        yes_no(proto_bool(support, PF_KERNEL_SUPPORT_DEBUGFS)),
                        yes_no(proto_bool(support, PF_KERNEL_SUPPORT_WB_STATS)),
                        yes_no(proto_bool(support, PF_KERNEL_SUPPORT_BDI_BYTES)),
                        yes_no(proto_bool(support, PF_KERNEL_SUPPORT_STRICT_LIMIT)),
                        yes_no(proto_bool(support, PF_KERNEL_SUPPORT_CGROUP_WRITEBACK)));
-                kv_add(l, "Device figures", "%s%s", proto_bool(support, PF_KERNEL_SUPPORT_DEVICES_TRUSTED) ? "trusted" :
+                ctl_kv_add(l, "Device figures", "%s%s", proto_bool(support, PF_KERNEL_SUPPORT_DEVICES_TRUSTED) ? "trusted" :
                        "NOT trusted, limits and caps left alone: ", why);
                 if (!proto_bool(support, PF_KERNEL_SUPPORT_DEVICES_TRUSTED))
-                        kv_warn(l);
+                        ctl_kv_warn(l);
                 if (proto_bool(support, PF_KERNEL_SUPPORT_MEMCG_V2))
-                        kv_add(l, "Memory cgroups", "%" PRIu64 " with a limit, %" PRIu64 " of them writing",
+                        ctl_kv_add(l, "Memory cgroups", "%" PRIu64 " with a limit, %" PRIu64 " of them writing",
                                proto_u64(support, PF_KERNEL_SUPPORT_MEMCG_LIMITED),
                                proto_u64(support, PF_KERNEL_SUPPORT_MEMCG_WRITING));
         }
         if (hist)
-                kv_add(l, "History", "%" PRIu64 " min kept, %" PRIu64 " ticks of %" PRIu64 " devices held (%s)",
+                ctl_kv_add(l, "History", "%" PRIu64 " min kept, %" PRIu64 " ticks of %" PRIu64 " devices held (%s)",
                        proto_u64(hist, PF_HISTORY_STATUS_MINUTES), proto_u64(hist, PF_HISTORY_STATUS_TICKS),
                        proto_u64(hist, PF_HISTORY_STATUS_DEVICES),
                        bytes_str(a, sizeof a, proto_u64(hist, PF_HISTORY_STATUS_MEMORY_BYTES)));
 
-        kv_print(l, f);
+        ctl_kv_print(l, f);
         if (tuning) {
                 fputs("\nGlobal tuning:\n", f);
                 return ctl_format_tuning(tuning, f);
@@ -601,58 +446,6 @@ uint64_t ctl_device_bw(json_object *device) {
         return proto_u64(proto_get(device, PF_DEVICE_TUNING), PF_DEVICE_TUNING_BW_ESTIMATE_BYTES_PER_S);
 }
 
-double ctl_clean_in_s(uint64_t backlog_bytes, uint64_t bw_bytes_per_s) {
-        if (backlog_bytes == 0)
-                return 0.0;
-        if (bw_bytes_per_s == 0)
-                return -1.0;
-        return (double) backlog_bytes / (double) bw_bytes_per_s;
-}
-
-uint64_t ctl_counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size) {
-        unsigned log2 = 0;
-
-        if (nr_cpu_ids <= 1)
-                return 2 * page_size;   /* no per-CPU parts: off by at most one page each */
-        while ((1u << (log2 + 1)) <= nr_cpu_ids)
-                log2++;
-        /* two counters: reclaimable and writeback */
-        return 2 * (uint64_t) nr_cpu_ids * 8 * (1 + log2) * page_size;
-}
-
-int ctl_parse_possible_cpus(const char *s, unsigned *ret) {
-        unsigned highest = 0;
-        bool any = false;
-
-        while (*s && *s != '\n') {
-                char *end;
-                unsigned long a, b;
-
-                errno = 0;
-                a = strtoul(s, &end, 10);
-                if (errno || end == s || a >= 1u << 20)
-                        return -EINVAL;
-                b = a;
-                if (*end == '-') {
-                        s = end + 1;
-                        b = strtoul(s, &end, 10);
-                        if (errno || end == s || b < a || b >= 1u << 20)
-                                return -EINVAL;
-                }
-                highest = MAX(highest, (unsigned) b);
-                any = true;
-                if (*end == ',')
-                        end++;
-                else if (*end && *end != '\n')
-                        return -EINVAL;
-                s = end;
-        }
-        if (!any)
-                return -EINVAL;
-        *ret = highest + 1;
-        return 0;
-}
-
 /* "1.5s", "4min 5s"; "0s" with nothing queued; "?" with a backlog but no bandwidth known yet. */
 static const char *clean_in_str(char *buf, size_t size, json_object *device) {
         double s = ctl_clean_in_s(proto_u64(device, PF_DEVICE_BACKLOG_BYTES), ctl_device_bw(device));
@@ -676,7 +469,7 @@ int ctl_format_devices(json_object *result, FILE *f) {
                 false, false, false, false, false, true, true, true, true, false, true, false,
         };
         json_object *devices = proto_get(result, PF_DEVICES_DEVICES);
-        table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
+        ctl_table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
         int r = 0;
 
         if (!json_object_is_type(devices, json_type_array))
@@ -684,7 +477,7 @@ int ctl_format_devices(json_object *result, FILE *f) {
 
         for (size_t i = 0; i < json_object_array_length(devices); i++) {
                 json_object *d = json_object_array_get_idx(devices, i), *mounts = proto_get(d, PF_DEVICE_MOUNTS);
-                char mount[VALUE_MAX], traits[128], dirty[32], wb[32], thresh[32], bw[32], backlog[32], knobs[128];
+                char mount[CTL_VALUE_MAX], traits[128], dirty[32], wb[32], thresh[32], bw[32], backlog[32], knobs[128];
                 char name[160], source[64];
                 size_t n_mounts = json_object_is_type(mounts, json_type_array) ? json_object_array_length(mounts) : 0;
 
@@ -708,11 +501,11 @@ int ctl_format_devices(json_object *result, FILE *f) {
                         (char *) clean_in_str(backlog, sizeof backlog, d),
                         (char *) ctl_format_knobs(proto_get(d, PF_DEVICE_KNOBS), knobs, sizeof knobs),
                 };
-                r = table_add_row(&t, row);
+                r = ctl_table_add_row(&t, row);
                 if (r < 0)
                         break;
         }
-        return table_finish(&t, r, NULL, f);
+        return ctl_table_finish(&t, r, NULL, f);
 }
 
 /* --- one device -------------------------------------------------------------------------- */
@@ -779,7 +572,7 @@ static const char *bytes_exact_str(char *buf, size_t size, uint64_t bytes) {
         return buf;
 }
 
-static void add_knobs(kv_list *l, json_object *knobs) {
+static void add_knobs(ctl_kv_list *l, json_object *knobs) {
         char key[80], a[64];
 
         if (!json_object_is_type(knobs, json_type_object))
@@ -793,11 +586,11 @@ static void add_knobs(kv_list *l, json_object *knobs) {
                         continue;
                 snprintf(key, sizeof key, "Knob %s", protocol_name(fld));
                 if (strcmp(unit, PROTOCOL_UNIT_PPM) == 0)
-                        kv_add(l, key, "%s (%" PRIu64 " ppm)", ppm_str(a, sizeof a, v), v);
+                        ctl_kv_add(l, key, "%s (%" PRIu64 " ppm)", ppm_str(a, sizeof a, v), v);
                 else if (strcmp(unit, PROTOCOL_UNIT_BYTES) == 0)
-                        kv_add(l, key, "%s", bytes_exact_str(a, sizeof a, v));
+                        ctl_kv_add(l, key, "%s", bytes_exact_str(a, sizeof a, v));
                 else
-                        kv_add(l, key, "%s", unit_value_str(a, sizeof a, unit, v));
+                        ctl_kv_add(l, key, "%s", unit_value_str(a, sizeof a, unit, v));
         }
         /* knob files a newer daemon reads: shown raw */
         json_object_object_foreach(knobs, name, v) {
@@ -807,30 +600,30 @@ static void add_knobs(kv_list *l, json_object *knobs) {
                         known = strcmp(protocol_name(bdi_knob_units[i].field), name) == 0;
                 if (!known) {
                         snprintf(key, sizeof key, "Knob %.64s", name);
-                        kv_add(l, key, "%s", v ? json_object_to_json_string(v) : "null");
+                        ctl_kv_add(l, key, "%s", v ? oom_check(json_object_to_json_string(v)) : "null");
                 }
         }
 }
 
-static void add_field(kv_list *l, json_object *device, const char *label, field_kind kind, json_object *v) {
-        char a[VALUE_MAX], b[32], c[32], d[32];
+static void add_field(ctl_kv_list *l, json_object *device, const char *label, field_kind kind, json_object *v) {
+        char a[CTL_VALUE_MAX], b[32], c[32], d[32];
 
         switch (kind) {
         case FIELD_STRING:
         case FIELD_NUMBER: {
                 const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) :
-                                json_object_to_json_string(v);
-                kv_add(l, label, "%s", s && *s ? s : "-");
+                                oom_check(json_object_to_json_string(v));
+                ctl_kv_add(l, label, "%s", s && *s ? s : "-");
                 break;
         }
         case FIELD_BYTES:
-                kv_add(l, label, "%s", bytes_exact_str(a, sizeof a, proto_value_u64(v)));
+                ctl_kv_add(l, label, "%s", bytes_exact_str(a, sizeof a, proto_value_u64(v)));
                 break;
         case FIELD_RATE:
-                kv_add(l, label, "%s", rate_str(a, sizeof a, proto_value_u64(v)));
+                ctl_kv_add(l, label, "%s", rate_str(a, sizeof a, proto_value_u64(v)));
                 break;
         case FIELD_BW:
-                kv_add(l, label, "%s (the policy's estimate; the kernel's %s, %s now; measured %s)",
+                ctl_kv_add(l, label, "%s (the policy's estimate; the kernel's %s, %s now; measured %s)",
                        rate_str(a, sizeof a, ctl_device_bw(device)),
                        rate_str(b, sizeof b, proto_u64(device, PF_DEVICE_WB_BW_BYTES_PER_S)),
                        rate_str(c, sizeof c, proto_u64(device, PF_DEVICE_KERNEL_BW_BYTES_PER_S)),
@@ -839,18 +632,18 @@ static void add_field(kv_list *l, json_object *device, const char *label, field_
         case FIELD_CLEAN_IN:
                 clean_in_str(a, sizeof a, device);
                 if (proto_u64(device, PF_DEVICE_BACKLOG_BYTES) == 0)
-                        kv_add(l, label, "%s (nothing to write)", a);
+                        ctl_kv_add(l, label, "%s (nothing to write)", a);
                 else if (ctl_device_bw(device) == 0)
-                        kv_add(l, label, "%s (no bandwidth known yet)", a);
+                        ctl_kv_add(l, label, "%s (no bandwidth known yet)", a);
                 else
-                        kv_add(l, label, "%s at %s", a, rate_str(b, sizeof b, ctl_device_bw(device)));
+                        ctl_kv_add(l, label, "%s at %s", a, rate_str(b, sizeof b, ctl_device_bw(device)));
                 break;
         case FIELD_LIST:
                 join_array(a, sizeof a, v, ", ");
-                kv_add(l, label, "%s", *a ? a : "-");
+                ctl_kv_add(l, label, "%s", *a ? a : "-");
                 break;
         case FIELD_BOOL:
-                kv_add(l, label, "%s", json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v) ? "yes" : "no");
+                ctl_kv_add(l, label, "%s", json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v) ? "yes" : "no");
                 break;
         case FIELD_KNOBS:
                 add_knobs(l, v);
@@ -909,7 +702,7 @@ static int device_tuning_print(json_object *tuning, FILE *f) {
 }
 
 int ctl_format_device(json_object *device, FILE *f) {
-        _cleanup_free_ kv_list *l = calloc(1, sizeof *l);
+        _cleanup_free_ ctl_kv_list *l = calloc(1, sizeof *l);
 
         if (!l)
                 return -ENOMEM;
@@ -927,10 +720,10 @@ int ctl_format_device(json_object *device, FILE *f) {
                 for (size_t i = 0; i < ELEMENTSOF(device_fields) && !known; i++)
                         known = strcmp(protocol_name(device_fields[i].field), key) == 0;
                 if (!known)
-                        kv_add(l, key, "%s", v ? (json_object_is_type(v, json_type_string) ? json_object_get_string(v) :
-                                                  json_object_to_json_string(v)) : "null");
+                        ctl_kv_add(l, key, "%s", v ? (json_object_is_type(v, json_type_string) ? json_object_get_string(v) :
+                                                  oom_check(json_object_to_json_string(v))) : "null");
         }
-        kv_print(l, f);
+        ctl_kv_print(l, f);
         return device_tuning_print(proto_get(device, PF_DEVICE_TUNING), f);
 }
 
@@ -1006,7 +799,7 @@ static int format_top_devices(json_object *devices, FILE *f) {
                 "DEVICE", "NAME", "DIRTY", "WB", "THRESH", "BW", "DIRTYING", "CLEAN IN", "PAUSE ms/s", "KNOBS",
         };
         static const bool right[] = { false, false, true, true, true, true, true, true, true, false };
-        table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
+        ctl_table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
         int r = 0;
 
         for (size_t i = 0; i < json_object_array_length(devices); i++) {
@@ -1024,17 +817,17 @@ static int format_top_devices(json_object *devices, FILE *f) {
                         (char *) (th ? ms_per_s_str(pause, sizeof pause, th, PF_THROTTLE_PAUSE_MS_PER_S) : "0"),
                         (char *) ctl_format_knobs(proto_get(d, PF_DEVICE_KNOBS), knobs, sizeof knobs),
                 };
-                r = table_add_row(&t, row);
+                r = ctl_table_add_row(&t, row);
                 if (r < 0)
                         break;
         }
-        return table_finish(&t, r, "No device is holding or writing dirty data.\n", f);
+        return ctl_table_finish(&t, r, "No device is holding or writing dirty data.\n", f);
 }
 
 static int format_top_dirtiers(json_object *list, size_t max_rows, const char *when, FILE *f) {
         static const char *const headers[] = { "PID", "COMM", "WRITE", "CANCELLED", "DEVICE", "PAUSE ms/s", "BLKIO ms/s" };
         static const bool right[] = { true, false, true, true, false, true, true };
-        table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
+        ctl_table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
         int r = 0;
 
         for (size_t i = 0; i < json_object_array_length(list) && (max_rows == 0 || i < max_rows); i++) {
@@ -1049,14 +842,14 @@ static int format_top_dirtiers(json_object *list, size_t max_rows, const char *w
                         (char *) ms_per_s_str(pause, sizeof pause, d, PF_DIRTIER_PAUSE_MS_PER_S),
                         (char *) ms_per_s_str(delay, sizeof delay, d, PF_TASK_IO_BLKIO_DELAY_MS_PER_S),
                 };
-                r = table_add_row(&t, row);
+                r = ctl_table_add_row(&t, row);
                 if (r < 0)
                         break;
         }
         char empty[96];
 
         snprintf(empty, sizeof empty, "No task dirtied pages %s.\n", when);
-        return table_finish(&t, r, empty, f);
+        return ctl_table_finish(&t, r, empty, f);
 }
 
 static int format_top_paused(json_object *list, size_t max_rows, const char *when, FILE *f) {
@@ -1064,7 +857,7 @@ static int format_top_paused(json_object *list, size_t max_rows, const char *whe
                 "PID", "COMM", "DEVICE", "PAUSE ms/s", "PAUSES", "MAX ms", "RATELIMIT", "WRITE", "BLKIO ms/s",
         };
         static const bool right[] = { true, false, false, true, true, true, true, true, true };
-        table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
+        ctl_table t = { .headers = headers, .right = right, .n_columns = ELEMENTSOF(headers) };
         int r = 0;
 
         for (size_t i = 0; i < json_object_array_length(list) && (max_rows == 0 || i < max_rows); i++) {
@@ -1082,21 +875,21 @@ static int format_top_paused(json_object *list, size_t max_rows, const char *whe
                                   rate_str(w, sizeof w, proto_u64(d, PF_TASK_IO_TASK_WRITE_BYTES_PER_S)) : "-"),
                         (char *) ms_per_s_str(delay, sizeof delay, d, PF_TASK_IO_BLKIO_DELAY_MS_PER_S),
                 };
-                r = table_add_row(&t, row);
+                r = ctl_table_add_row(&t, row);
                 if (r < 0)
                         break;
         }
         char empty[96];
 
         snprintf(empty, sizeof empty, "No task was throttled %s.\n", when);
-        return table_finish(&t, r, empty, f);
+        return ctl_table_finish(&t, r, empty, f);
 }
 
 int ctl_format_top(json_object *result, size_t max_rows, FILE *f) {
         json_object *g = proto_get(result, PF_TOP_GLOBAL), *devices = proto_get(result, PF_TOP_DEVICES);
         json_object *attr = proto_get(result, PF_TOP_ATTRIBUTION);
         json_object *dirtiers = proto_get(result, PF_TOP_DIRTIERS), *paused = proto_get(result, PF_TOP_PAUSED);
-        char a[32], b[32], c[32], d[32], e[32], line[VALUE_MAX];
+        char a[32], b[32], c[32], d[32], e[32], line[CTL_VALUE_MAX];
         _cleanup_free_ char *mode = NULL, *attribution = NULL;
         int r;
 
@@ -1123,7 +916,7 @@ int ctl_format_top(json_object *result, size_t max_rows, FILE *f) {
                         snprintf(line, sizeof line, "this tick lost %" PRIu64 " events, dropped %" PRIu64 " tasks",
                                  proto_u64(tick, PF_COUNTERS_LOST_KERNEL), proto_u64(tick, PF_COUNTERS_DROPPED_TASKS));
                         fputs("; ", f);
-                        put_warn(f, line, true);
+                        ctl_put_warn(f, line, true);
                 }
                 fputc('\n', f);
         }
@@ -1149,73 +942,6 @@ int ctl_format_top(json_object *result, size_t max_rows, FILE *f) {
         return r;
 }
 
-/* --- wait ---------------------------------------------------------------------------------- */
-
-double ctl_wait_done_percent(const ctl_wait_state *w) {
-        uint64_t backlog = w->dirty_bytes + w->writeback_bytes, max = MAX(w->max_backlog_bytes, backlog);
-
-        return max == 0 ? 100.0 : 100.0 * (double) (max - backlog) / (double) max;
-}
-
-const char *ctl_format_wait_line(const ctl_wait_state *w, const char *name, bool bar, char *buf, size_t size) {
-        enum { BAR_WIDTH = 20 };
-        char left[32], dirty[32], wb[32], bw[32], eta[32], bar_text[BAR_WIDTH + 4] = "";
-        double percent = ctl_wait_done_percent(w), clean_in = ctl_clean_in_s(w->dirty_bytes + w->writeback_bytes,
-                                                                             w->bw_bytes_per_s);
-        _cleanup_free_ char *escaped = escape_text_alloc(name);
-
-        if (bar) {
-                size_t filled = (size_t) (percent / 100.0 * BAR_WIDTH + 0.5);
-
-                bar_text[0] = '[';
-                for (size_t i = 0; i < BAR_WIDTH; i++)
-                        bar_text[1 + i] = i < filled ? '#' : '.';
-                bar_text[BAR_WIDTH + 1] = ']';
-                bar_text[BAR_WIDTH + 2] = ' ';
-                bar_text[BAR_WIDTH + 3] = '\0';
-        }
-        /* wait calls a few KiB of per-CPU counter error clean too: the line says what the exit status says */
-        if (w->dirty_bytes + w->writeback_bytes == 0 || (w->state && strcmp(w->state, CTL_WAIT_CLEAN) == 0))
-                snprintf(eta, sizeof eta, "clean");
-        else if (clean_in < 0)
-                snprintf(eta, sizeof eta, "bandwidth not known yet");
-        else
-                snprintf(eta, sizeof eta, "clean in %s", duration_str(left, sizeof left, clean_in));
-        snprintf(buf, size, "%s %s%3.0f%% %s left (dirty %s, writeback %s) at %s, %s%s", escaped, bar_text, percent,
-                 bytes_str(left, sizeof left, w->dirty_bytes + w->writeback_bytes),
-                 bytes_str(dirty, sizeof dirty, w->dirty_bytes), bytes_str(wb, sizeof wb, w->writeback_bytes),
-                 rate_str(bw, sizeof bw, w->bw_bytes_per_s), eta,
-                 w->syncing && w->dirty_bytes + w->writeback_bytes == 0 ? " (syncfs still running)" : "");
-        return buf;
-}
-
-/* A number with a fixed number of decimals (json-c would print 0.40181800000000001). */
-static json_object *json_double_rounded(double v, int decimals) {
-        char text[512];   /* DBL_MAX has 309 digits */
-
-        snprintf(text, sizeof text, "%.*f", decimals, isfinite(v) ? v : 0.0);
-        return json_object_new_double_s(strtod(text, NULL), text);
-}
-
-json_object *ctl_wait_json(const ctl_wait_state *w, const char *name, const char *bdi) {
-        json_object *o = json_object_new_object();
-        uint64_t backlog = w->dirty_bytes + w->writeback_bytes;
-        double clean_in = ctl_clean_in_s(backlog, w->bw_bytes_per_s);
-
-        json_object_object_add(o, "device", json_object_new_string(name));
-        json_object_object_add(o, "bdi", json_object_new_string(bdi));
-        json_object_object_add(o, "state", json_object_new_string(w->state));
-        json_object_object_add(o, "dirty_bytes", json_object_new_uint64(w->dirty_bytes));
-        json_object_object_add(o, "writeback_bytes", json_object_new_uint64(w->writeback_bytes));
-        json_object_object_add(o, "backlog_bytes", json_object_new_uint64(backlog));
-        json_object_object_add(o, "done_percent", json_double_rounded(ctl_wait_done_percent(w), 1));
-        json_object_object_add(o, "bw_estimate_bytes_per_s", json_object_new_uint64(w->bw_bytes_per_s));
-        json_object_object_add(o, "clean_in_s", clean_in < 0 ? NULL : json_double_rounded(clean_in, 1));
-        json_object_object_add(o, "elapsed_s", json_double_rounded(w->elapsed_s, 3));
-        json_object_object_add(o, "syncing", json_object_new_boolean(w->syncing));
-        return o;
-}
-
 /* --- history ------------------------------------------------------------------------------- */
 
 int ctl_format_history_csv(json_object *result, FILE *f) {
@@ -1224,103 +950,4 @@ int ctl_format_history_csv(json_object *result, FILE *f) {
         if (!json_object_is_type(csv, json_type_string))
                 return -EBADMSG;
         return escape_lines_fputs(json_object_get_string(csv), f);
-}
-
-/* Split a CSV line (without its newline) into at most max fields, in place; returns the count. */
-static size_t csv_split(char *line, char **fields, size_t max) {
-        size_t n = 0;
-
-        for (char *p = line; n < max;) {
-                fields[n++] = p;
-                p = strchr(p, ',');
-                if (!p)
-                        break;
-                *p++ = '\0';
-        }
-        return n;
-}
-
-int ctl_plot_output(const char *name, char **ret, const char **ret_why) {
-        if (!name || !*name) {
-                *ret_why = "an empty file name";
-                return -EINVAL;
-        }
-        if (name[0] == '|') {
-                *ret_why = "a name that starts with \"|\" is a command to gnuplot, not a file";
-                return -EINVAL;
-        }
-        if (name[0] == '/')
-                *ret = xstrdup(name);
-        else if (asprintf(ret, "./%s", name) < 0)
-                abort();
-        return 0;
-}
-
-int ctl_plot_data(const char *csv, bool device, FILE *out, uint64_t *ret_rows, char *error, size_t size) {
-        /* the gnuplot columns after the time, in order */
-        static const protocol_csv_column device_columns[] = {
-                PC_DIRTY_BYTES, PC_WRITEBACK_BYTES, PC_THRESH_BYTES, PC_WRITE_BW_BYTES_PER_S, PC_GLOBAL_DIRTY_BYTES,
-        };
-        static const protocol_csv_column global_columns[] = {
-                PC_GLOBAL_DIRTY_BYTES, PC_GLOBAL_WRITEBACK_BYTES, PC_GLOBAL_DIRTY_THRESH_BYTES,
-                PC_GLOBAL_BACKGROUND_THRESH_BYTES,
-        };
-        const protocol_csv_column *wanted = device ? device_columns : global_columns;
-        size_t n_wanted = device ? ELEMENTSOF(device_columns) : ELEMENTSOF(global_columns);
-        size_t index[_PC_MAX + 1], n_header;
-        char *fields[64];
-        const double mib = 1024.0 * 1024.0;
-        double t0 = 0.0;
-        uint64_t rows = 0;
-        _cleanup_free_ char *copy = xstrdup(csv ? csv : "");
-        char *line = copy, *next;
-
-        *ret_rows = 0;
-        next = strchr(line, '\n');
-        if (next)
-                *next++ = '\0';
-        n_header = csv_split(line, fields, ELEMENTSOF(fields));
-        /* index[0]: time; index[1..]: the wanted columns */
-        for (size_t w = 0; w <= n_wanted; w++) {
-                protocol_csv_column col = w == 0 ? PC_TIME_USEC : wanted[w - 1];
-                const char *name = protocol_csv_column_name(col);
-                size_t i;
-
-                for (i = 0; i < n_header && strcmp(fields[i], name) != 0; i++)
-                        ;
-                if (i == n_header) {
-                        snprintf(error, size, "the history CSV has no \"%s\" column", name);
-                        return -EBADMSG;
-                }
-                index[w] = i;
-        }
-
-        for (line = next; line && *line; line = next) {
-                double v[_PC_MAX + 1];
-                size_t n;
-                bool ok = true;
-
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = '\0';
-                n = csv_split(line, fields, ELEMENTSOF(fields));
-                if (n != n_header)
-                        continue;
-                for (size_t w = 0; w <= n_wanted && ok; w++) {
-                        uint64_t u = 0;
-
-                        ok = parse_u64(fields[index[w]], &u) >= 0;
-                        v[w] = (double) u;
-                }
-                if (!ok)
-                        continue;
-                if (rows++ == 0)
-                        t0 = v[0];
-                fprintf(out, "%.3f", (v[0] - t0) / 1e6);
-                for (size_t w = 1; w <= n_wanted; w++)
-                        fprintf(out, " %.3f", v[w] / mib);
-                fputc('\n', out);
-        }
-        *ret_rows = rows;
-        return fflush(out) == 0 && !ferror(out) ? 0 : -EIO;
 }

@@ -18,10 +18,6 @@
  * Either way error says what, naming the field: "result.devices[2].knobs: an object expected, got 5". */
 int ctl_check_reply(json_object *reply, protocol_kind kind, json_object **ret_result, char *error, size_t size);
 
-/* How the renderers print: legend false leaves out the tables' header rows and the sentence saying a
- * table is empty (--no-legend); color puts warnings in colour (only on a terminal). Default: legend, no colour. */
-void ctl_format_set_style(bool legend, bool color);
-
 /* The renderers take checked results (they still never crash on others: 0 or -EBADMSG). */
 /* status -> aligned "Key: value" lines, then the global tuning. */
 int ctl_format_status(json_object *result, FILE *f);
@@ -50,15 +46,6 @@ const char *ctl_format_knobs(json_object *knobs, char *buf, size_t size);
 /* The bandwidth shown for a device everywhere (devices, show, top, wait): the one the policy takes for it,
  * its tuning's bw_estimate_bytes_per_s; 0 when unknown (or the device object has no tuning). */
 uint64_t ctl_device_bw(json_object *device);
-/* Seconds to write backlog_bytes at bw_bytes_per_s: 0 with nothing to write, -1 when bw is unknown (0). */
-double ctl_clean_in_s(uint64_t backlog_bytes, uint64_t bw_bytes_per_s);
-
-/* The most a device's dirty + writeback figures can be off once it is clean: the kernel keeps them in
- * per-CPU counters read without summing (wb_stat_error(): nr_cpu_ids x WB_STAT_BATCH pages each, the
- * batch 8 x (1 + log2 nr_cpu_ids)), and a clean device can read a few KiB for good. */
-uint64_t ctl_counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size);
-/* nr_cpu_ids from "0-3" or "0,2-5" (/sys/devices/system/cpu/possible): the highest CPU + 1; -EINVAL. */
-int ctl_parse_possible_cpus(const char *s, unsigned *ret);
 
 /* Where a speed comes from, for people: "measured now", "remembered (age 3 h)", "presumed"; source is a
  * PROTOCOL_BW_* value ("-" for NULL: a daemon that does not say). */
@@ -68,36 +55,3 @@ const char *ctl_device_bw_source(json_object *tuning, char *buf, size_t size);
 
 /* Seconds for people: "12.3s", "4min 5s", "2h 3min", "1d 2h". */
 const char *ctl_format_duration(char *buf, size_t size, double s);
-
-/* One reading of a device during `wbtunectl wait`. */
-typedef struct ctl_wait_state {
-        uint64_t dirty_bytes, writeback_bytes;
-        uint64_t max_backlog_bytes;     /* the largest backlog seen so far: the bar's 100 % */
-        uint64_t bw_bytes_per_s;        /* ctl_device_bw(): 0 unknown */
-        double elapsed_s;
-        bool syncing;                   /* the syncfs() of its mount points still runs */
-        const char *state;              /* CTL_WAIT_* */
-} ctl_wait_state;
-#define CTL_WAIT_WRITING "writing"
-#define CTL_WAIT_CLEAN   "clean"
-#define CTL_WAIT_TIMEOUT "timeout"
-
-/* How much of the largest backlog seen is written, in percent (100 with none). */
-double ctl_wait_done_percent(const ctl_wait_state *w);
-/* A line for people, without its newline, name (the device's, unescaped) escaped here:
- * "loop0 [#########...........]  45% 6.0M left (dirty 4.0M, writeback 2.0M) at 8.0M/s, clean in 0.8s".
- * bar: with the bar (a terminal), else without it. */
-const char *ctl_format_wait_line(const ctl_wait_state *w, const char *name, bool bar, char *buf, size_t size);
-/* The same for --json: {"device", "bdi", "state", "dirty_bytes", "writeback_bytes", "backlog_bytes",
- * "done_percent", "bw_estimate_bytes_per_s", "clean_in_s" (null when unknown), "elapsed_s", "syncing"}. */
-json_object *ctl_wait_json(const ctl_wait_state *w, const char *name, const char *bdi);
-
-/* history's CSV into gnuplot data, columns found by their names in the header row: seconds since the
- * first row, then in MiB dirty, writeback, threshold and, with device, bandwidth (MiB/s) and global
- * dirty, else the background threshold. Rows that do not parse are skipped. 0 with the rows written
- * in *ret_rows, -EBADMSG with error naming a missing column, -EIO on a write error. */
-int ctl_plot_data(const char *csv, bool device, FILE *out, uint64_t *ret_rows, char *error, size_t size);
-/* plot's -o NAME as gnuplot's "set output" gets it: gnuplot runs a name that starts with "|" as a command,
- * so that one is refused, and an empty one; a relative name becomes "./NAME", so nothing gnuplot reads
- * specially can lead it. 0 with a malloc'd path in *ret, or -EINVAL with *ret_why saying what is wrong. */
-int ctl_plot_output(const char *name, char **ret, const char **ret_why);

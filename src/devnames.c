@@ -517,14 +517,10 @@ static int add_mount(bdi_device *d, const mount_entry *e) {
         return strv_push(&d->mounts, &d->n_mounts, e->mount_point);
 }
 
-static bool starts_with(const char *s, const char *prefix) {
-        return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 static unsigned fstype_traits(const char *fstype) {
         if (streq_ptr(fstype, "nfs") || streq_ptr(fstype, "nfs4"))
                 return BDI_TRAIT_NFS;
-        if (starts_with(fstype, "fuse"))
+        if (startswith(fstype, "fuse"))
                 return BDI_TRAIT_FUSE;
         return 0;
 }
@@ -789,7 +785,7 @@ static int describe_btrfs(const char *root, const mount_table *mounts, disk_cach
         for (size_t i = 0; i < mounts->n_entries && r >= 0; i++) {
                 const mount_entry *e = &mounts->entries[i];
 
-                if (!starts_with(e->source, "/dev/"))
+                if (!startswith(e->source, "/dev/"))
                         continue;
                 for (size_t j = 0; j < n_devs; j++)
                         if (streq_ptr(e->source + strlen("/dev/"), devs[j])) {
@@ -841,11 +837,11 @@ int devnames_describe(const char *root, const mount_table *mounts, disk_cache *c
         d->mounts = NULL;
         d->n_mounts = 0;
 
-        if (!starts_with(d->bdi, "btrfs-") && d->has_devnum)
+        if (!startswith(d->bdi, "btrfs-") && d->has_devnum)
                 f = disk_facts_get(root, cache, d->major, d->minor, &buf_facts);
         /* a loop device exists detached: one that holds data now was just attached, and its backing file
          * (which makes a stack) must not wait for the cache's next read */
-        if (f && f->lookup_r >= 0 && !f->backing_file[0] && starts_with(f->name, "loop") &&
+        if (f && f->lookup_r >= 0 && !f->backing_file[0] && startswith(f->name, "loop") &&
             (d->dirty_bytes || d->writeback_bytes)) {
                 disk_facts *fresh = (disk_facts *) f;
                 uint64_t read_usec = fresh->read_usec;
@@ -855,7 +851,7 @@ int devnames_describe(const char *root, const mount_table *mounts, disk_cache *c
                 fresh->seen = true;
         }
 
-        if (starts_with(d->bdi, "btrfs-"))
+        if (startswith(d->bdi, "btrfs-"))
                 r = describe_btrfs(root, mounts, cache, d);
         else if (f && f->lookup_r >= 0) {
                 /* mounts of the disk itself and of its partitions, in mountinfo order */

@@ -170,10 +170,8 @@ const char *escape_text(const char *s, char *buf, size_t size) {
 static char *escape_alloc(const char *s, bool keep_backslash) {
         size_t n = s ? strlen(s) : 0;
         /* at most 4 bytes for 1: "\x1b" for a byte, "\u202e" for 3, "\U000e0001" for 4 */
-        char *buf = malloc(n * 4 + 1);
+        char *buf = xmalloc(n * 4 + 1);
 
-        if (!buf)
-                abort();
         return (char *) escape_text_full(s, keep_backslash, buf, n * 4 + 1);
 }
 
@@ -215,10 +213,8 @@ int escape_made_lines_fputs(const char *s, FILE *f) {
 char *escape_json_alloc(const char *json) {
         size_t n = json ? strlen(json) : 0, o = 0;
         /* at most 12 bytes for 4: a surrogate pair; 6 for 1 (DEL, a bad byte) */
-        char *out = malloc(n * 6 + 1);
+        char *out = xmalloc(n * 6 + 1);
 
-        if (!out)
-                abort();
         for (size_t i = 0; i < n;) {
                 unsigned char c = (unsigned char) json[i];
                 uint32_t cp;

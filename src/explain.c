@@ -134,11 +134,11 @@ static knob_view device_view(const bdi_device *dev, uint64_t thresh_bytes, const
 }
 
 json_object *explain_global_json(const sample *s, const decision *d, const actuator *a) {
-        json_object *knobs = json_object_new_array();
+        json_object *knobs = oom_check(json_object_new_array());
 
         for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++) {
                 knob_view v = global_view(s, d, a, k);
-                json_object_array_add(knobs, knob_json(&v));
+                oom_check_add(json_object_array_add(knobs, knob_json(&v)));
         }
         return report_tuning(knobs);
 }
@@ -153,11 +153,11 @@ const device_decision *explain_find_decision(const decision *d, const char *bdi)
 }
 
 json_object *explain_device_json(const sample *s, const bdi_device *dev, const device_decision *dd, const actuator *a) {
-        json_object *knobs = json_object_new_array();
+        json_object *knobs = oom_check(json_object_new_array());
 
         for (knob_id k = KNOB_DEVICE_FIRST; k < _KNOB_MAX; k++) {
                 knob_view v = device_view(dev, s->global.dirty_thresh_bytes, dd, a, k);
-                json_object_array_add(knobs, knob_json(&v));
+                oom_check_add(json_object_array_add(knobs, knob_json(&v)));
         }
         json_object *o = report_device_tuning(dd && dd->managed, dd && dd->active, dd ? dd->bw_bytes_per_s : 0, knobs);
 

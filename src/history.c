@@ -215,7 +215,7 @@ static const history_global *global_at_seq(const history *h, uint64_t seq) {
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
 json_object *history_status_json(const history *h, uint64_t minutes) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
 
         proto_add_u64(o, PF_HISTORY_STATUS_MINUTES, minutes);
         proto_add_u64(o, PF_HISTORY_STATUS_TICKS, h ? history_size(h) : 0);
@@ -242,15 +242,15 @@ json_object *history_status_json(const history *h, uint64_t minutes) {
         X(max_bytes, PF_HISTORY_DEVICE_MAX_BYTES)
 
 static json_object *global_to_json(const history *h) {
-        json_object *o = json_object_new_object();
-#define DECL(f, field) json_object *a_##f = json_object_new_array_ext((int) h->count);
+        json_object *o = oom_check(json_object_new_object());
+#define DECL(f, field) json_object *a_##f = oom_check(json_object_new_array_ext((int) h->count));
         GLOBAL_COLUMNS(DECL)
 #undef DECL
         size_t start = (h->head + h->capacity - h->count) % h->capacity;
 
         for (size_t k = 0; k < h->count; k++) {
                 const history_global *g = &h->global[(start + k) % h->capacity];
-#define PUT(f, field) json_object_array_add(a_##f, json_object_new_uint64(g->f));
+#define PUT(f, field) oom_check_add(json_object_array_add(a_##f, oom_check(json_object_new_uint64(g->f))));
                 GLOBAL_COLUMNS(PUT)
 #undef PUT
         }
@@ -268,18 +268,19 @@ static uint64_t point_realtime_usec(const history *h, const history_point *p) {
 }
 
 static json_object *device_to_json(const history *h, const device_ring *r) {
-        json_object *o = json_object_new_object(), *realtime;
+        json_object *o = oom_check(json_object_new_object()), *realtime;
         size_t first, n = device_window(h, r, &first);
-#define DECL(f, field) json_object *a_##f = json_object_new_array_ext((int) n);
+#define DECL(f, field) json_object *a_##f = oom_check(json_object_new_array_ext((int) n));
         DEVICE_COLUMNS(DECL)
 #undef DECL
 
-        realtime = json_object_new_array_ext((int) n);
+        realtime = oom_check(json_object_new_array_ext((int) n));
         for (size_t k = 0; k < n; k++) {
                 const history_point *p = &r->points[(first + k) % h->capacity];
 
-                json_object_array_add(realtime, json_object_new_uint64(point_realtime_usec(h, p)));
-#define PUT(f, field) json_object_array_add(a_##f, json_object_new_uint64(p->f));
+                oom_check_add(json_object_array_add(realtime,
+                                                    oom_check(json_object_new_uint64(point_realtime_usec(h, p)))));
+#define PUT(f, field) oom_check_add(json_object_array_add(a_##f, oom_check(json_object_new_uint64(p->f))));
                 DEVICE_COLUMNS(PUT)
 #undef PUT
         }
@@ -368,7 +369,7 @@ int history_json_stream(const history *h, const char *bdi, json_object *head, co
 
 json_object *history_to_json(const history *h, const char *bdi) {
         control_stream st;
-        json_object *o = json_object_new_object(), *devs = json_object_new_object(), *item;
+        json_object *o = oom_check(json_object_new_object()), *devs = oom_check(json_object_new_object()), *item;
         char *name;
         int r;
 
@@ -378,7 +379,7 @@ json_object *history_to_json(const history *h, const char *bdi) {
                 return NULL;
         }
         while ((r = st.next(st.state, &name, &item)) > 0) {
-                json_object_object_add(devs, name, item);
+                oom_check_add(json_object_object_add(devs, name, item));
                 free(name);
         }
         st.free_state(st.state);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's state and event sources: tick timer, signals, control verbs. */
 #include "manager.h"
+#include "manager-verbs.h"
 #include "escape.h"
 #include "events.h"
 #include "explain.h"
@@ -25,7 +26,6 @@ static void manager_print_tick(manager *m);
 static int manager_attribution_start(manager *m);
 static void manager_attribution_stop(manager *m);
 static void manager_notify_status(manager *m);
-static const char *manager_mode(const manager *m);
 static void manager_recover(manager *m);
 
 bool manager_writes_knobs(const manager *m, const char **ret_reason) {
@@ -120,8 +120,7 @@ static void manager_decide_and_act(manager *m) {
                 if (!manager_writes_knobs(m, &why) && !m->refusal_said) {
                         m->refusal_said = true;
                         log_event(EVENT_OBSERVING_ONLY, LOG_WARNING, NULL, NULL, NULL, "Observing only, writing no "
-                                  "knob: %s.", why + (strncmp(why, OBSERVING_ONLY_PREFIX, strlen(OBSERVING_ONLY_PREFIX)) == 0
-                                                      ? strlen(OBSERVING_ONLY_PREFIX) : 0));
+                                  "knob: %s.", startswith(why, OBSERVING_ONLY_PREFIX) ?: why);
                 }
                 if (!manager_writes_knobs(m, NULL) && actuator_dirty(m->actuator)) {
                         r = actuator_restore_all(m->actuator);
@@ -129,18 +128,14 @@ static void manager_decide_and_act(manager *m) {
                                 log_warning_errno(r, "Failed to restore every knob: %m");
                 }
         } else if (m->dry_run && m->print_ticks) {
-                _cleanup_fclose_ FILE *would = NULL;
-                char *buf = NULL;
-                size_t size = 0;
+                _cleanup_memstream_ memstream would = {};
+                _cleanup_free_ char *buf = NULL;
+                size_t size;
 
                 /* show what auto mode would write, without writing */
-                would = open_memstream(&buf, &size);
-                if (would && actuator_plan(m->actuator, &m->current, &m->decision, would) >= 0) {
-                        fclose(TAKE_PTR(would));
-                        if (size > 0)
-                                printf("would write:\n%s", buf);
-                }
-                free(buf);
+                if (memstream_open(&would) && actuator_plan(m->actuator, &m->current, &m->decision, would.f) >= 0 &&
+                    memstream_finish(&would, &buf, &size) >= 0 && size > 0)
+                        printf("would write:\n%s", buf);
         }
 }
 
@@ -166,6 +161,27 @@ static void manager_scan_memcgs(manager *m, uint64_t now) {
         }
 }
 
+/* One sample of the kernel's state with what the daemon knows beside it: what the kernel supports (probed on
+ * the first, assessed on every later one) and the memory-limited cgroups. first: the sample at start, whose
+ * failures are errors; a tick's are warnings (it keeps the last sample). 0 or a negative errno, logged. */
+static int manager_sample(manager *m, bool first, sample *ret) {
+        int r;
+
+        r = observe_sample(m->observe, ret);
+        if (r < 0)
+                return log_full_errno(first ? LOG_ERR : LOG_WARNING, r, "Failed to read the writeback state: %m");
+        if (first) {
+                r = support_probe(m->root, ret, &m->support);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to look at what this kernel supports: %m");
+        } else
+                support_assess(&m->support, ret);
+        ret->support = m->support;
+        manager_scan_memcgs(m, ret->time_usec);
+        ret->memcg = m->memcg;
+        return 0;
+}
+
 static void manager_write_metrics(manager *m);
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -175,15 +191,9 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         bool paced;
         int r;
 
-        r = observe_sample(m->observe, &next);
-        if (r < 0)
-                /* the global /proc files failed: keep the last sample, try again next tick */
-                log_warning_errno(r, "Failed to read the writeback state: %m");
-        else {
-                support_assess(&m->support, &next);
-                next.support = m->support;
-                manager_scan_memcgs(m, next.time_usec);
-                next.memcg = m->memcg;
+        /* the global /proc files failed: keep the last sample, try again next tick */
+        r = manager_sample(m, false, &next);
+        if (r >= 0) {
                 sample_done(&m->current);
                 m->current = next;
                 m->n_ticks++;
@@ -296,36 +306,10 @@ int manager_reload(manager *m, FILE *err) {
         return 0;
 }
 
-/* What the daemon does now: "auto" only while it really writes knobs. */
-static const char *manager_mode(const manager *m) {
+const char *manager_mode(const manager *m) {
         if (m->dry_run)
                 return "dry-run";
         return manager_writes_knobs(m, NULL) ? "auto" : "observe";
-}
-
-static json_object *writes_status_json(const manager *m) {
-        char what[96], why[400];
-        actuator_stats st;
-        report_writes w = { .saved_file = m->saved_path, .saved_file_refused = m->saved_refused,
-                            .guard_holds_total = m->guard.clamps_total };
-
-        w.enabled = manager_writes_knobs(m, &w.reason);
-        /* what it writes on this kernel, when less than every knob */
-        if (w.enabled && actuator_devices_alone(m->actuator)) {
-                w.limited_to = "device knobs only";
-                w.limited_why = "the kernel refuses writes to vm.dirty_bytes, which it holds in bytes: the device "
-                                "limits stay put";
-        } else if (support_limited(&m->support, what, sizeof what, why, sizeof why)) {
-                /* also while observing: what auto would write here */
-                w.limited_to = what;
-                w.limited_why = why;
-        }
-        actuator_get_stats(m->actuator, now_usec(), &st);
-        w.total = st.writes_total;
-        w.last_minute = st.writes_last_minute;
-        w.overrides_total = st.overrides_total;
-        w.failures_total = st.failures_total;
-        return report_writes_json(&w);
 }
 
 void manager_force_observe(manager *m, const char *reason) {
@@ -366,312 +350,6 @@ int manager_restore(manager *m) {
         return 0;
 }
 
-/* --- control verbs: a request's arguments in, the modules' JSON out ------------------------------- */
-
-static report_daemon manager_report(const manager *m) {
-        return (report_daemon) {
-                .pid = (uint64_t) getpid(),
-                .uptime_s = (double) (now_usec() - m->start_usec) / 1e6,
-                .mode = manager_mode(m),
-                .tick_ms = m->config.tick_ms,
-                .ticks = m->n_ticks,
-                .dry_run = m->dry_run,
-                .observe_only_reason = m->observe_only_reason[0] ? m->observe_only_reason : NULL,
-                .root = m->root ? m->root : "/",
-                .config_path = m->config_path,
-                .last_tick_work_usec = m->last_tick_work_usec,
-                .tick_work_total_usec = m->tick_work_total_usec,
-        };
-}
-
-static json_object *manager_status_json(const manager *m) {
-        report_daemon d = manager_report(m);
-
-        return report_status(&d, &m->current,
-                             explain_global_json(&m->current, m->have_decision ? &m->decision : NULL, m->actuator),
-                             attribution_status_json(m->attribution),
-                             history_status_json(m->history, m->history_minutes),
-                             report_hotplug(m->hotplug != NULL, m->hotplug_reason, m->hotplug_events),
-                             writes_status_json(m), report_kernel_support(&m->support, &m->memcg));
-}
-
-static int verb_status(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
-        *reply = manager_status_json(userdata);
-        return 0;
-}
-
-/* The decision about d. The decision is made from the current sample device for device, so the
- * same index is tried first: listing every device stays linear in their number. */
-static const device_decision *decision_for(const manager *m, const bdi_device *d) {
-        size_t i = (size_t) (d - m->current.devices);
-
-        if (!m->have_decision)
-                return NULL;
-        if (d >= m->current.devices && i < m->current.n_devices && i < m->decision.n_devices &&
-            strcmp(m->decision.devices[i].bdi, d->bdi) == 0)
-                return &m->decision.devices[i];
-        return explain_find_decision(&m->decision, d->bdi);
-}
-
-/* report_device() plus the tuning of that device (devices, show, explain). */
-static json_object *device_json(void *userdata, const bdi_device *d) {
-        manager *m = userdata;
-        json_object *o = report_device(d);
-
-        proto_add(o, PF_DEVICE_TUNING, explain_device_json(&m->current, d, decision_for(m, d), m->actuator));
-        return o;
-}
-
-static int verb_devices(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
-        manager *m = userdata;
-
-        *reply = json_object_new_object();
-        return report_devices_stream(&m->current, PF_DEVICES_DEVICES, NULL, device_json, m, stream);
-}
-
-/* The request's "device" (name, mount point or MAJ:MIN) in the current sample; 0, -EINVAL or -ENODEV. */
-static int request_device(manager *m, json_object *request, const char *verb, const bdi_device **ret, char **error) {
-        json_object *key_obj = proto_get(request, PF_REQUEST_DEVICE);
-        const char *key;
-
-        if (!json_object_is_type(key_obj, json_type_string)) {
-                if (asprintf(error, "\"%s\" needs a \"%s\" string: a name, mount point or MAJ:MIN", verb,
-                             protocol_name(PF_REQUEST_DEVICE)) < 0)
-                        *error = NULL;
-                return -EINVAL;
-        }
-        key = json_object_get_string(key_obj);
-        *ret = sample_find_device(&m->current, key);
-        if (!*ret) {
-                if (asprintf(error, "no device matches '%s'", key) < 0)
-                        *error = NULL;
-                return -ENODEV;
-        }
-        return 0;
-}
-
-static int verb_show(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
-        manager *m = userdata;
-        const bdi_device *d;
-        int r;
-
-        r = request_device(m, request, PROTOCOL_VERB_SHOW, &d, error);
-        if (r < 0)
-                return r;
-        *reply = json_object_new_object();
-        proto_add(*reply, PF_SHOW_DEVICE, device_json(m, d));
-        return 0;
-}
-
-static int verb_explain(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
-        manager *m = userdata;
-        _cleanup_fclose_ FILE *f = NULL;
-        const bdi_device *d;
-        json_object *o;
-        const char *writes_reason;
-        char *text = NULL;
-        size_t size = 0;
-        bool writing;
-        int r;
-
-        r = request_device(m, request, PROTOCOL_VERB_EXPLAIN, &d, error);
-        if (r < 0)
-                return r;
-        f = open_memstream(&text, &size);
-        if (!f)
-                return -ENOMEM;
-        writing = manager_writes_knobs(m, &writes_reason);
-        explain_device_text(f, &m->current, m->have_decision ? &m->decision : NULL, d, decision_for(m, d),
-                            m->actuator, writing, writes_reason);
-        fclose(TAKE_PTR(f));
-        o = json_object_new_object();
-        proto_add_string(o, PF_EXPLAIN_BDI, d->bdi);
-        proto_add_string(o, PF_EXPLAIN_TEXT, text ? text : "");
-        proto_add(o, PF_EXPLAIN_DEVICE, device_json(m, d));
-        proto_add(o, PF_EXPLAIN_TUNING,
-                  explain_global_json(&m->current, m->have_decision ? &m->decision : NULL, m->actuator));
-        free(text);
-        *reply = o;
-        return 0;
-}
-
-static int verb_restore(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
-        manager *m = userdata;
-        int r;
-
-        r = manager_restore(m);
-        if (r < 0) {
-                if (asprintf(error, "failed to restore every knob: %s", strerror(-r)) < 0)
-                        *error = NULL;
-                return r;
-        }
-        *reply = json_object_new_object();
-        proto_add_string(*reply, PF_RESTORE_MODE, manager_mode(m));
-        return 0;
-}
-
-static int verb_reload(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
-        manager *m = userdata;
-        _cleanup_fclose_ FILE *f = NULL;
-        char *buf = NULL;
-        size_t size = 0;
-        int r;
-
-        f = open_memstream(&buf, &size);
-        if (!f)
-                return -ENOMEM;
-        r = manager_reload(m, f);
-        fclose(TAKE_PTR(f));
-        if (r < 0) {
-                /* hand the file:line messages to the caller, without the trailing newline */
-                if (size > 0 && buf[size - 1] == '\n')
-                        buf[size - 1] = 0;
-                *error = buf;
-                return r;
-        }
-        free(buf);
-        *reply = json_object_new_object();
-        return 0;
-}
-
-/* top lists the devices that hold or move data, or whose writers were throttled this tick. */
-static bool top_device_wanted(void *userdata, const bdi_device *d) {
-        manager *m = userdata;
-        json_object *throttle;
-
-        if (bdi_device_active(d))
-                return true;
-        throttle = attribution_device_json(m->attribution, d->bdi);
-        json_object_put(throttle);
-        return throttle != NULL;
-}
-
-static json_object *top_device_json(void *userdata, const bdi_device *d) {
-        manager *m = userdata;
-        json_object *o = device_json(m, d), *throttle = attribution_device_json(m->attribution, d->bdi);
-
-        if (throttle)
-                proto_add(o, PF_DEVICE_THROTTLE, throttle);
-        return o;
-}
-
-/* The latest tick for `wbtunectl top`: global state, the devices that hold or move data, who dirties, who waits. */
-static int verb_top(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
-        manager *m = userdata;
-        report_daemon d = manager_report(m);
-
-        *reply = report_top(&d, &m->current);
-        attribution_top_json(m->attribution, &m->current, *reply);
-        return report_devices_stream(&m->current, PF_TOP_DEVICES, top_device_wanted, top_device_json, m, stream);
-}
-
-/* {"device": optional DEV, "format": "json" (default) or "csv"} */
-static int verb_history(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
-        manager *m = userdata;
-        json_object *v, *o;
-        const char *key = NULL, *bdi = NULL;
-        bool csv = false;
-        int r;
-
-        if (!m->history) {
-                *error = xstrdup("no history is kept");
-                return -ENODATA;
-        }
-        v = proto_get(request, PF_REQUEST_DEVICE);
-        if (v) {
-                const bdi_device *d;
-
-                if (!json_object_is_type(v, json_type_string)) {
-                        *error = xstrdup("\"device\" must be a string: a name, mount point or MAJ:MIN");
-                        return -EINVAL;
-                }
-                key = json_object_get_string(v);
-                d = sample_find_device(&m->current, key);
-                bdi = d ? d->bdi : key;     /* a device that is gone still has its history for a while */
-        }
-        v = proto_get(request, PF_REQUEST_FORMAT);
-        if (v) {
-                const char *format = proto_value_str(v);
-
-                if (strcmp(format, PROTOCOL_FORMAT_JSON) != 0 && strcmp(format, PROTOCOL_FORMAT_CSV) != 0) {
-                        *error = xstrdup("\"format\" must be \"json\" or \"csv\"");
-                        return -EINVAL;
-                }
-                csv = strcmp(format, PROTOCOL_FORMAT_CSV) == 0;
-        }
-        if (bdi && history_device_size(m->history, bdi) == 0) {
-                if (asprintf(error, "no history for device '%s'", key) < 0)
-                        *error = NULL;
-                return -ENODEV;
-        }
-        o = json_object_new_object();
-        if (csv) {
-                _cleanup_fclose_ FILE *f = NULL;
-                char *text = NULL;
-                size_t size = 0;
-
-                proto_add_u64(o, PF_HISTORY_CSV_TICK_MS, m->config.tick_ms);
-                proto_add_u64(o, PF_HISTORY_CSV_MINUTES, m->history_minutes);
-                proto_add_string(o, PF_HISTORY_CSV_BDI, bdi);
-                f = open_memstream(&text, &size);
-                if (!f) {
-                        json_object_put(o);
-                        return -ENOMEM;
-                }
-                r = history_to_csv(m->history, bdi, f);
-                fclose(TAKE_PTR(f));
-                if (r >= 0)
-                        proto_add_string_len(o, PF_HISTORY_CSV_CSV, text ? text : "", size);
-                free(text);
-        } else {
-                proto_add_u64(o, PF_HISTORY_TICK_MS, m->config.tick_ms);
-                proto_add_u64(o, PF_HISTORY_MINUTES, m->history_minutes);
-                proto_add_string(o, PF_HISTORY_BDI, bdi);
-                r = history_json_stream(m->history, bdi, o, stream);
-                if (r == -ENOENT)
-                        r = -ENODEV;
-        }
-        if (r < 0) {
-                json_object_put(o);
-                return r;
-        }
-        *reply = o;
-        return 0;
-}
-
-/* The metrics of this moment: status and every device with its tuning, as the verbs show them. */
-static int manager_metrics(manager *m, metrics_snapshot **ret) {
-        json_object *status = manager_status_json(m);
-        metrics_snapshot *snap = NULL;
-        int r;
-
-        r = metrics_snapshot_new(status, &snap);
-        json_object_put(status);
-        for (size_t i = 0; r >= 0 && i < m->current.n_devices; i++) {
-                json_object *d = device_json(m, &m->current.devices[i]);
-
-                r = d ? metrics_snapshot_add_device(snap, d) : -ENOMEM;
-                json_object_put(d);
-        }
-        if (r < 0) {
-                metrics_snapshot_free(snap);
-                return r;
-        }
-        *ret = snap;
-        return 0;
-}
-
-static int verb_metrics(void *userdata, json_object *request, json_object **reply, control_stream *stream, char **error) {
-        metrics_snapshot *snap;
-        int r;
-
-        r = manager_metrics(userdata, &snap);
-        if (r < 0)
-                return r;
-        *reply = json_object_new_object();
-        return metrics_stream(snap, stream);
-}
-
 /* [daemon] metrics_textfile: every metrics_interval, not every tick, since node_exporter reads it only
  * when it is scraped and each write is a file created on a disk. */
 static void manager_write_metrics(manager *m) {
@@ -688,23 +366,6 @@ static void manager_write_metrics(manager *m) {
         }
         (void) metrics_textfile_write(&m->textfile, m->config.metrics_textfile, snap, now);
         metrics_snapshot_free(snap);
-}
-
-static const control_verb manager_verbs[] = {
-        { PROTOCOL_VERB_STATUS,  false, verb_status },
-        { PROTOCOL_VERB_DEVICES, false, verb_devices },
-        { PROTOCOL_VERB_SHOW,    false, verb_show },
-        { PROTOCOL_VERB_EXPLAIN, false, verb_explain },
-        { PROTOCOL_VERB_TOP,     false, verb_top },
-        { PROTOCOL_VERB_HISTORY, false, verb_history },
-        { PROTOCOL_VERB_RELOAD,  true,  verb_reload },
-        { PROTOCOL_VERB_RESTORE, true,  verb_restore },
-        { PROTOCOL_VERB_METRICS, false, verb_metrics },
-};
-
-const control_verb *manager_control_verbs(size_t *ret_n) {
-        *ret_n = ELEMENTSOF(manager_verbs);
-        return manager_verbs;
 }
 
 /* --- status output ------------------------------------------------------------------ */
@@ -816,14 +477,12 @@ int manager_new(const manager_options *o, const config *c, manager **ret) {
         m->mode = c->mode;
         /* the saved originals live only in the daemon's own state directory, never beside a socket */
         m->state_dir = xstrdup(o->state_dir ? o->state_dir : MANAGER_STATE_DIR);
-        if (asprintf(&m->saved_path, "%s/saved", m->state_dir) < 0)
-                abort();
+        m->saved_path = xasprintf("%s/saved", m->state_dir);
         /* the speeds outlive a reboot: StateDirectory=, not the runtime one (but a test's --state-dir); a
          * fake tree's devices are not this machine's, so --root alone uses none */
-        if ((o->speeds_dir || o->state_dir || !o->root) &&
-            asprintf(&m->speeds_path, "%s/%s", o->speeds_dir ? o->speeds_dir : o->state_dir ? o->state_dir : SPEEDS_DIR,
-                     SPEEDS_FILE_NAME) < 0)
-                abort();
+        if (o->speeds_dir || o->state_dir || !o->root)
+                m->speeds_path = xasprintf("%s/%s", o->speeds_dir ? o->speeds_dir : o->state_dir ? o->state_dir :
+                                           SPEEDS_DIR, SPEEDS_FILE_NAME);
         m->start_usec = now_usec();
         *ret = m;
         return 0;
@@ -908,8 +567,9 @@ static void manager_recover(manager *m) {
 }
 
 int manager_start(manager *m) {
+        const control_verb *verbs;
         sigset_t mask;
-        size_t capacity;
+        size_t capacity, n_verbs;
         bool capped;
         int r;
 
@@ -974,15 +634,9 @@ int manager_start(manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the readers: %m");
         uint64_t work_start_usec = now_usec();
-        r = observe_sample(m->observe, &m->current);
+        r = manager_sample(m, true, &m->current);
         if (r < 0)
-                return log_error_errno(r, "Failed to read the writeback state: %m");
-        r = support_probe(m->root, &m->current, &m->support);
-        if (r < 0)
-                return log_error_errno(r, "Failed to look at what this kernel supports: %m");
-        m->current.support = m->support;
-        manager_scan_memcgs(m, m->current.time_usec);
-        m->current.memcg = m->memcg;
+                return r;
         if (!m->support.devices_trusted)
                 log_event(EVENT_FIGURES_UNTRUSTED, LOG_WARNING, NULL, NULL, NULL,
                           "Not acting on the per-device figures: %s. Global limits and device caps are left as they are.",
@@ -1009,7 +663,8 @@ int manager_start(manager *m) {
         if (!m->current.debugfs)
                 log_warning("debugfs bdi statistics are unavailable: per-device figures come from /sys/block/<dev>/stat sector deltas.");
 
-        r = control_server_new(m->event, m->socket_path, manager_verbs, ELEMENTSOF(manager_verbs), m, &m->control);
+        verbs = manager_control_verbs(&n_verbs);
+        r = control_server_new(m->event, m->socket_path, verbs, n_verbs, m, &m->control);
         if (r < 0)
                 return log_error_errno(r, "Failed to open the control socket %s: %m", m->socket_path);
 

@@ -55,35 +55,43 @@ static int read_limit_at(int dirfd, const char *rel, memcg_summary *s, uint64_t 
         return 0;
 }
 
+typedef struct dirty_sum {
+        memcg_summary *s;
+        const char *rel;
+        uint64_t sum;
+} dirty_sum;
+
+static int dirty_sum_cb(const char *key, const char *value, void *userdata) {
+        dirty_sum *d = userdata;
+        char line[64];
+        uint64_t v;
+        int r;
+
+        if (strcmp(key, "file_dirty") != 0 && strcmp(key, "file_writeback") != 0)
+                return 0;
+        r = parse_u64(value, &v);
+        if (r < 0) {
+                snprintf(line, sizeof line, "%s %s", key, value);
+                note_malformed(d->s, d->rel, "memory.stat", line, r);
+                return -EBADMSG;
+        }
+        d->sum = add_sat(d->sum, v);
+        return 0;
+}
+
 /* file_dirty + file_writeback of memory.stat. -EBADMSG for a malformed figure (noted), distinct from
  * the errors of reading the file. */
 static int read_dirty_at(int dirfd, const char *rel, memcg_summary *s, uint64_t *ret) {
-        static const char *const keys[] = { "file_dirty ", "file_writeback " };
         _cleanup_free_ char *buf = NULL;
-        uint64_t sum = 0;
+        dirty_sum d = { .s = s, .rel = rel };
         int r = read_file_full_at(dirfd, "memory.stat", &buf, NULL);
 
         if (r < 0)
                 return r;
-        for (char *line = buf, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = 0;
-                for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
-                        size_t n = strlen(keys[i]);
-                        uint64_t v;
-
-                        if (strncmp(line, keys[i], n) != 0)
-                                continue;
-                        r = parse_u64(line + n, &v);
-                        if (r < 0) {
-                                note_malformed(s, rel, "memory.stat", line, r);
-                                return -EBADMSG;
-                        }
-                        sum = add_sat(sum, v);
-                }
-        }
-        *ret = sum;
+        r = parse_kv(buf, dirty_sum_cb, &d);
+        if (r < 0)
+                return r;
+        *ret = d.sum;
         return 0;
 }
 

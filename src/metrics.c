@@ -218,28 +218,19 @@ static char *label_value(const char *s) {
 
 /* name="value",name="value"... of n pairs; NULL on out of memory. */
 static char *labels(size_t n, const char *const *pairs) {
-        _cleanup_fclose_ FILE *f = NULL;
-        char *text = NULL;
-        size_t size = 0;
+        _cleanup_memstream_ memstream ms = {};
+        char *text;
 
-        f = open_memstream(&text, &size);
-        if (!f)
+        if (!memstream_open(&ms))
                 return NULL;
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *v = label_value(pairs[2 * i + 1]);
 
-                if (!v) {
-                        fclose(TAKE_PTR(f));
-                        free(text);
+                if (!v)
                         return NULL;
-                }
-                fprintf(f, "%s%s=\"%s\"", i > 0 ? "," : "", pairs[2 * i], v);
+                fprintf(ms.f, "%s%s=\"%s\"", i > 0 ? "," : "", pairs[2 * i], v);
         }
-        if (fclose(TAKE_PTR(f)) != 0) {
-                free(text);
-                return NULL;
-        }
-        return text;
+        return memstream_finish(&ms, &text, NULL) < 0 ? NULL : text;
 }
 
 /* The value at path under o, as the field's type says; VALUE_NONE when absent, null or of another type. */
@@ -533,19 +524,6 @@ static bool cursor_first(const metrics_snapshot *s, cursor *c) {
         return family_has_samples(s, 0) || cursor_next(s, c);
 }
 
-int metrics_render_family(const metrics_snapshot *s, size_t i, FILE *f) {
-        cursor c = { .family = i };
-
-        if (i >= N_FAMILIES)
-                return -EINVAL;
-        if (!family_has_samples(s, i))
-                return 0;
-        do
-                render_step(s, &c, f);
-        while (cursor_next(s, &c) && c.family == i);
-        return ferror(f) ? -EIO : 0;
-}
-
 int metrics_render(const metrics_snapshot *s, FILE *f) {
         cursor c;
 
@@ -579,26 +557,22 @@ static void text_stream_free(void *state) {
 
 static int text_stream_next(void *state, char **ret_name, json_object **ret_item) {
         text_stream *st = state;
+        _cleanup_memstream_ memstream ms = {};
         _cleanup_free_ char *text = NULL;
-        size_t size = 0;
-        FILE *f;
-        int r = 0;
+        size_t size;
+        int r;
 
         if (!st->more)
                 return 0;
-        f = open_memstream(&text, &size);
-        if (!f)
+        if (!memstream_open(&ms))
                 return -ENOMEM;
         do
-                render_step(st->s, &st->at, f);
-        while ((st->more = cursor_next(st->s, &st->at)) && ftell(f) < (long) PIECE_BYTES);
-        if (ferror(f))
-                r = -EIO;
-        if (fclose(f) != 0 && r >= 0)
-                r = -ENOMEM;
+                render_step(st->s, &st->at, ms.f);
+        while ((st->more = cursor_next(st->s, &st->at)) && ftell(ms.f) < (long) PIECE_BYTES);
+        r = memstream_finish(&ms, &text, &size);
         if (r < 0)
                 return r;
-        *ret_item = json_object_new_string_len(text, (int) MIN(size, (size_t) INT32_MAX));
+        *ret_item = oom_check(json_object_new_string_len(text, (int) MIN(size, (size_t) INT32_MAX)));
         *ret_name = NULL;
         return *ret_item ? 1 : -ENOMEM;
 }

@@ -28,9 +28,6 @@ metrics_snapshot *metrics_snapshot_free(metrics_snapshot *s);
 /* The metric families, in the order they are rendered. */
 size_t metrics_family_count(void);
 const char *metrics_family_name(size_t family);
-/* One family: its HELP and TYPE lines and its samples; nothing at all when it has no sample (no
- * devices, attribution off). Pure. 0 or -EIO. */
-int metrics_render_family(const metrics_snapshot *s, size_t family, FILE *f);
 /* A double as the format reads it (Go's ParseFloat): the fewest digits (15, else 17) that read back to
  * the same number; NaN, +Inf, -Inf. Integer fields are printed as integers, exactly. Returns buf. */
 const char *metrics_format_double(double v, char *buf, size_t size);

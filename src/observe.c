@@ -14,7 +14,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "ctl-format.h"
+#include "ctl-wait.h"
 #include "devnames.h"
 #include "escape.h"
 #include "log.h"
@@ -181,26 +181,6 @@ static char *root_path(const observe_ctx *ctx, const char *fmt, ...) {
         return path_join_root(ctx->root, rel);
 }
 
-/* Calls cb(key, value) for every "key value" or "key: value ..." line; value is the first word. */
-typedef void (*kv_cb)(const char *key, const char *value, void *userdata);
-
-static void parse_kv(char *buf, kv_cb cb, void *userdata) {
-        char *line, *save = NULL;
-
-        for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                char *key = line, *value;
-                size_t n = strcspn(line, ": \t");
-
-                if (n == 0 || line[n] == '\0')
-                        continue;
-                value = line + n;
-                *value++ = '\0';
-                value += strspn(value, ": \t");
-                value[strcspn(value, " \t")] = '\0';
-                cb(key, value, userdata);
-        }
-}
-
 /* Field table for parse_kv(): store a parsed number and mark it found. */
 typedef struct kv_field {
         const char *key;
@@ -214,7 +194,7 @@ typedef struct kv_fields {
         bool malformed;
 } kv_fields;
 
-static void kv_fields_cb(const char *key, const char *value, void *userdata) {
+static int kv_fields_cb(const char *key, const char *value, void *userdata) {
         kv_fields *t = userdata;
 
         for (size_t i = 0; i < t->n; i++) {
@@ -227,18 +207,19 @@ static void kv_fields_cb(const char *key, const char *value, void *userdata) {
                         *t->fields[i].value = UINT64_MAX;
                 else if (r < 0) {
                         t->malformed = true;
-                        return;
+                        return 0;
                 }
                 t->fields[i].found = true;
-                return;
+                return 0;
         }
+        return 0;
 }
 
 /* Fill fields from text; -ENODATA if one is missing or malformed. */
 static int parse_kv_fields(char *buf, kv_field *fields, size_t n) {
         kv_fields t = { .fields = fields, .n = n };
 
-        parse_kv(buf, kv_fields_cb, &t);
+        (void) parse_kv(buf, kv_fields_cb, &t);
         if (t.malformed)
                 return -ENODATA;
         for (size_t i = 0; i < n; i++)
@@ -625,7 +606,7 @@ static void wb_scan_end_block(wb_scan *s) {
         });
 }
 
-static void wb_scan_cb(const char *key, const char *value, void *userdata) {
+static int wb_scan_cb(const char *key, const char *value, void *userdata) {
         wb_scan *s = userdata;
         char text[48];
         uint64_t v;
@@ -635,13 +616,13 @@ static void wb_scan_cb(const char *key, const char *value, void *userdata) {
         for (k = 0; k < N_WB_KEYS && strcmp(key, wb_keys[k]) != 0; k++)
                 ;
         if (k == N_WB_KEYS || s->error)
-                return;
+                return 0;
         if (k == WB_KEY_INO) {
                 wb_scan_end_block(s);
                 s->have = 0;
         } else if (!(s->have & (1u << WB_KEY_INO))) {
                 wb_scan_fail(s, -ENODATA, "%s before the first WbCgIno", key);
-                return;
+                return 0;
         }
         r = parse_u64(value, &v);
         /* a kB figure is kept in bytes: one past 2^54 kB is no real count either */
@@ -654,10 +635,11 @@ static void wb_scan_cb(const char *key, const char *value, void *userdata) {
                                      s->v[WB_KEY_INO], r == -ERANGE ? "too large" : "not a number");
                 else
                         wb_scan_fail(s, r, "%s \"%s\": %s", key, text, r == -ERANGE ? "too large" : "not a number");
-                return;
+                return 0;
         }
         s->v[k] = v;
         s->have |= 1u << k;
+        return 0;
 }
 
 /* d->writing_wbs_bw_bytes_per_s from wb_stats; left as it is (0) when the file does not read or parse,
@@ -671,7 +653,7 @@ static int read_debugfs_wb_stats(observe_ctx *ctx, bdi_device *d, char *why, siz
         r = read_debugfs_file(ctx, d->bdi, "wb_stats", &buf);
         if (r < 0)
                 return r;
-        parse_kv(buf, wb_scan_cb, &s);
+        (void) parse_kv(buf, wb_scan_cb, &s);
         wb_scan_end_block(&s);
         if (!s.error && s.pick.n_blocks == 0)
                 wb_scan_fail(&s, -ENODATA, "no WbCgIno block");

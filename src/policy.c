@@ -371,7 +371,7 @@ static void decide_intervals(const config *c, policy_state *st, uint64_t limit, 
  * no sysfs trait of its own: its name says it. */
 static bool device_slow_kind(const bdi_device *d) {
         return (d->traits & (BDI_TRAIT_REMOVABLE | BDI_TRAIT_USB | BDI_TRAIT_NFS | BDI_TRAIT_FUSE)) ||
-               strncmp(d->name, "mmcblk", 6) == 0;
+               startswith(d->name, "mmcblk");
 }
 
 /* The bound of a device whose speed is not known yet, in place before its first byte: sized from what
@@ -458,44 +458,148 @@ static void want_first_bound(policy_device_state *ds, uint64_t bound, const char
 #define REMEMBERED_LEFTOVER_DIVISOR 8
 
 /* A device known slow from before (its speed remembered, not measured in this run, or with
- * measured_now_too measured by draining a leftover) and not capped yet: its cap from that speed, strict,
- * in place before its first write instead of the pool; not where the cap would not be under half the
- * limit, nor over a backlog above leftover_max. True if wanted. */
-static bool want_remembered_cap(policy_device_state *ds, uint64_t target_ms, uint64_t floor, uint64_t limit,
-                                uint64_t backlog_bytes, uint64_t leftover_max, bool measured_now_too,
-                                device_decision *dd) {
-        knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
-        knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
+ * measured_now_too measured by draining a leftover) and not capped yet (current_max_bytes 0): its cap
+ * from that speed, strict, in place before its first write instead of the pool; not where the cap would
+ * not be under half the limit, nor over a backlog above leftover_max. True with *ret if so. */
+static bool remembered_cap(const policy_device_state *ds, uint64_t current_max_bytes, uint64_t target_ms,
+                           uint64_t floor, uint64_t limit, uint64_t backlog_bytes, uint64_t leftover_max,
+                           bool measured_now_too, uint64_t *ret) {
         uint64_t cap;
-        char a[16];
 
-        if (!ds->measured || ds->max_bytes || (ds->source != SPEED_REMEMBERED && !measured_now_too))
+        if (!ds->measured || current_max_bytes || (ds->source != SPEED_REMEMBERED && !measured_now_too))
                 return false;
         cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
         if (cap > limit / STRICT_SHARE_DIVISOR || backlog_bytes > MAX(cap, leftover_max))
                 return false;
-        ds->max_bytes = cap;
-        ds->strict = true;
-        want(kmax, cap, "remembered bandwidth %s/s x %.1f s target, before its first write",
-             format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
-        want(kstrict, 1, "remembered slow: enforce its cap even below freerun");
+        *ret = cap;
         return true;
 }
 
-static void decide_device(const sample *s, const bdi_device *d, const device_config *dc, const config *c,
-                          policy_device_state *ds, uint64_t limit, device_decision *dd) {
-        knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
-        knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
-        knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
-        uint64_t target_ms = device_backlog_ms(c, dc), cap, floor, target, step, bound;
-        char a[16], b[16], bound_why[200];
-        bool strict, presumed, far_below, over_cap_now = false;
+void policy_choose_cap(const sample *s, const bdi_device *d, const device_config *dc, const config *c,
+                       const policy_device_state *ds, uint64_t limit, cap_choice *ret) {
+        uint64_t target_ms = device_backlog_ms(c, dc), floor = c->min_device_bytes, bound;
+        bool configured_max = dc && dc->max_bytes;
 
+        *ret = (cap_choice) { .source = CAP_SOURCE_NONE };
         /* the lower device of a stack (a LUKS/LVM member, the filesystem under a loop's backing file): what
          * is dirty on it is the upper device's writeback, a cap or strict limit here throttles that device's
          * own worker (a loop's: the stacked-device deadlock) and a minimum shrinks everyone else's share.
          * Only the admin's [device] values are written. */
         if (d->upper[0] && !(dc && (dc->max_bytes || dc->min_bytes || dc->strict_limit != TRISTATE_AUTO))) {
+                ret->source = CAP_SOURCE_LOWER;
+                return;
+        }
+        bound = ds->measured ? 0 : first_bound(s, c, d, 0, target_ms, ret->why, sizeof ret->why);
+        if ((!bdi_device_active(d) || ds->quiet) && !configured_max) {
+                /* an idle device needs no new reservation (a few stray pages, or the per-CPU error of its
+                 * counters, do not make it busy); one with a measured cap keeps it, one with no known
+                 * speed gets its first bound before its first byte */
+                if (remembered_cap(ds, ds->max_bytes, target_ms, floor, limit, d->backlog_bytes, 0, false, &ret->cap))
+                        ret->source = CAP_SOURCE_REMEMBERED;
+                else if (ds->max_bytes && ds->measured) {
+                        ret->source = CAP_SOURCE_KEPT;
+                        ret->cap = ds->max_bytes;
+                } else if (bound) {
+                        ret->source = CAP_SOURCE_FIRST_BOUND;
+                        ret->cap = bound;
+                }
+                return;
+        }
+        if (!ds->dirtied_seen && !ds->filling && !configured_max) {
+                /* a backlog from before the daemon watched, that nobody adds to: a cap would throttle no
+                 * writer, and a strict one's min_bytes would shrink every other device's share of the
+                 * limit (start-a, start-b: 1.8G of min_bytes on a stick nobody wrote to). The guard
+                 * brings down one its first bound cannot hold. Any cap it had is forgotten (0 below) ... */
+                /* ... but its next writer meets the cap it will need (restart-a: 13-32M left on the slow
+                 * device at the restart, no cap, and 223-262M dirty on it before its writer was seen) */
+                /* (measured again in this run by its draining, after a second saturated, all the same:
+                 * restart-a lost its cap so, and its writer came back to 3G) */
+                if (remembered_cap(ds, 0, target_ms, floor, limit, d->backlog_bytes,
+                                   MAX(limit, s->global.dirty_thresh_bytes) / REMEMBERED_LEFTOVER_DIVISOR, true, &ret->cap))
+                        ret->source = CAP_SOURCE_REMEMBERED_LEFTOVER;
+                else if (bound && d->backlog_bytes < bound) {
+                        ret->source = CAP_SOURCE_FIRST_BOUND;
+                        ret->cap = bound;
+                }
+                return;
+        }
+        if (ds->measured) {
+                ret->source = CAP_SOURCE_MEASURED;
+                ret->cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
+        } else if (bound) {
+                /* a slow stick fills the pool within a tick of its first write: its first bound is in place
+                 * before that. It does not fall while presumed: a writer throttled by it with the kernel's
+                 * idle estimate would drain its backlog and pull the guard's hold down with it. */
+                uint64_t early_cap = mul_div(early_bw(ds), target_ms, 1000);
+                uint64_t shown_cap = mul_div(ds->bw_bytes_per_s, target_ms, 1000);
+                uint64_t cap = MAX(bound, ds->presumed ? ds->max_bytes : 0);
+                bool freed_early = early_cap >= cap / PRESUMED_RELEASE_DIVISOR;
+
+                if (freed_early && early_cap >= shown_cap) {
+                        /* half a second at full speed already shows it is no slow stick: held strictly by
+                         * the guess until measured, a fast device's writer would run at its disk's pace
+                         * (start-a: 1.2 s at 200 MB/s where the kernel alone let it write 390 MB/s). First:
+                         * the estimate below may be the kernel's, stale from the device's last writes
+                         * (slow-first: 8.7 MB/s for a disk writing 120, which kept it strict at 17M) */
+                        ret->source = CAP_SOURCE_EARLY;
+                        ret->cap = MAX(early_cap, floor);
+                } else if (freed_early || shown_cap > cap) {
+                        /* held back by that cap, it still wrote this fast (or the kernel's fresh estimate
+                         * says so), or half a second at full speed freed it and that says more: let it
+                         * have that */
+                        ret->source = CAP_SOURCE_SHOWN;
+                        ret->cap = MAX(shown_cap, floor);
+                } else {
+                        ret->source = CAP_SOURCE_PRESUMED;
+                        ret->cap = cap;
+                        ret->presumed = true;
+                }
+        } else if (configured_max) {
+                ret->source = CAP_SOURCE_CONFIGURED;
+                ret->cap = dc->max_bytes;
+        } else
+                /* never saw it write at full speed, and no cap before that (or the pool is too small
+                 * for a presumed one): no opinion */
+                return;
+        if (configured_max && dc->max_bytes < ret->cap) {
+                ret->source = CAP_SOURCE_CONFIGURED;
+                ret->cap = dc->max_bytes;
+        }
+}
+
+/* A cap's reason from a speed: "<before>8.0M/s<after> x 2.0 s target". */
+static void speed_reason(knob_decision *k, const char *before, uint64_t bw_bytes_per_s, const char *after,
+                         uint64_t target_ms) {
+        char a[16];
+
+        snprintf(k->reason, sizeof k->reason, "%s%s/s%s x %.1f s target", before,
+                 format_bytes(a, sizeof a, bw_bytes_per_s), after, (double) target_ms / 1000.0);
+}
+
+/* The strict cap of a device known slow from before, ch's, in place before its first write. */
+static void want_remembered_cap(policy_device_state *ds, uint64_t cap, uint64_t target_ms, device_decision *dd) {
+        char a[16];
+
+        ds->max_bytes = cap;
+        ds->strict = true;
+        want(&dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST], cap, "remembered bandwidth %s/s x %.1f s target, before its first write",
+             format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
+        want(&dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST], 1, "remembered slow: enforce its cap even below freerun");
+}
+
+/* The knobs of a device from where its cap comes from (ch, policy_choose_cap()): the configured minimum,
+ * then the cap given back near the limit, slewed up, kept through small changes, strict or not, and the
+ * minimum of a strict one. */
+static void shape_device(const sample *s, const bdi_device *d, const device_config *dc, const config *c,
+                         const cap_choice *ch, policy_device_state *ds, uint64_t limit, device_decision *dd) {
+        knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
+        knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
+        knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
+        uint64_t target_ms = device_backlog_ms(c, dc), cap = ch->cap, target, step;
+        char a[16], b[16];
+        bool strict, presumed = ch->presumed, far_below, over_cap_now = false;
+
+        if (ch->source == CAP_SOURCE_LOWER) {
                 forget_cap(ds);
                 snprintf(dd->left_alone, sizeof dd->left_alone, "the lower device of %s: no cap, minimum or "
                          "first bound of its own, its writer is %s's writeback", d->upper, d->upper);
@@ -506,92 +610,47 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
                 kmin->from_config = true;
         }
 
-        floor = c->min_device_bytes;
-        bound = ds->measured ? 0 : first_bound(s, c, d, 0, target_ms, bound_why, sizeof bound_why);
-        if ((!dd->active || ds->quiet) && !(dc && dc->max_bytes)) {
-                /* an idle device needs no new reservation (a few stray pages, or the per-CPU error of its
-                 * counters, do not make it busy); one with a measured cap keeps it, one with no known
-                 * speed gets its first bound before its first byte */
-                if (want_remembered_cap(ds, target_ms, floor, limit, d->backlog_bytes, 0, false, dd))
-                        return;
-                if (ds->max_bytes && ds->measured) {
-                        want(kmax, ds->max_bytes, "idle: keeping its cap (bandwidth %s/s when last measured)",
-                             format_bytes(a, sizeof a, ds->bw_bytes_per_s));
-                        if (ds->strict)
-                                want(kstrict, 1, "idle: keeping its strict cap");
-                        return;
-                }
-                forget_cap(ds);
-                if (bound)
-                        want_first_bound(ds, bound, bound_why, dd);
+        switch (ch->source) {
+        case CAP_SOURCE_REMEMBERED:
+                want_remembered_cap(ds, cap, target_ms, dd);
                 return;
-        }
-        if (!ds->dirtied_seen && !ds->filling && !(dc && dc->max_bytes)) {
-                /* a backlog from before the daemon watched, that nobody adds to: a cap would throttle no
-                 * writer, and a strict one's min_bytes would shrink every other device's share of the
-                 * limit (start-a, start-b: 1.8G of min_bytes on a stick nobody wrote to). The guard
-                 * brings down one its first bound cannot hold. */
+        case CAP_SOURCE_REMEMBERED_LEFTOVER:
                 forget_cap(ds);
-                /* ... but its next writer meets the cap it will need (restart-a: 13-32M left on the slow
-                 * device at the restart, no cap, and 223-262M dirty on it before its writer was seen) */
-                /* (measured again in this run by its draining, after a second saturated, all the same:
-                 * restart-a lost its cap so, and its writer came back to 3G) */
-                if (want_remembered_cap(ds, target_ms, floor, limit, d->backlog_bytes,
-                                        MAX(limit, s->global.dirty_thresh_bytes) / REMEMBERED_LEFTOVER_DIVISOR, true, dd))
-                        return;
-                if (bound && d->backlog_bytes < bound)
-                        want_first_bound(ds, bound, bound_why, dd);
+                want_remembered_cap(ds, cap, target_ms, dd);
                 return;
-        }
-        presumed = false;
-        if (ds->measured) {
-                cap = MAX(mul_div(ds->bw_bytes_per_s, target_ms, 1000), floor);
-                snprintf(kmax->reason, sizeof kmax->reason, "measured bandwidth %s/s x %.1f s target",
-                         format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
-        } else if (bound) {
-                /* a slow stick fills the pool within a tick of its first write: its first bound is in place
-                 * before that. It does not fall while presumed: a writer throttled by it with the kernel's
-                 * idle estimate would drain its backlog and pull the guard's hold down with it. */
-                uint64_t early_cap = mul_div(early_bw(ds), target_ms, 1000);
-                uint64_t shown_cap = mul_div(ds->bw_bytes_per_s, target_ms, 1000);
-                bool freed_early;
-
-                cap = MAX(bound, ds->presumed ? ds->max_bytes : 0);
-                freed_early = early_cap >= cap / PRESUMED_RELEASE_DIVISOR;
-                presumed = true;
-                snprintf(kmax->reason, sizeof kmax->reason, "%s; presumed slow until it writes at full speed", bound_why);
-                if (freed_early && early_cap >= shown_cap) {
-                        /* half a second at full speed already shows it is no slow stick: held strictly by
-                         * the guess until measured, a fast device's writer would run at its disk's pace
-                         * (start-a: 1.2 s at 200 MB/s where the kernel alone let it write 390 MB/s). First:
-                         * the estimate below may be the kernel's, stale from the device's last writes
-                         * (slow-first: 8.7 MB/s for a disk writing 120, which kept it strict at 17M) */
-                        cap = MAX(early_cap, floor);
-                        presumed = false;
-                        snprintf(kmax->reason, sizeof kmax->reason,
-                                 "no longer presumed slow: it wrote %s/s over half a second at full speed, x %.1f s target",
-                                 format_bytes(a, sizeof a, early_bw(ds)), (double) target_ms / 1000.0);
-                } else if (freed_early || shown_cap > cap) {
-                        /* held back by that cap, it still wrote this fast (or the kernel's fresh estimate
-                         * says so), or half a second at full speed freed it and that says more: let it
-                         * have that */
-                        cap = MAX(shown_cap, floor);
-                        presumed = false;
-                        snprintf(kmax->reason, sizeof kmax->reason, "not measured yet, but it writes %s/s x %.1f s target",
-                                 format_bytes(a, sizeof a, ds->bw_bytes_per_s), (double) target_ms / 1000.0);
-                }
-        } else if (dc && dc->max_bytes)
-                cap = UINT64_MAX;
-        else {
-                /* never saw it write at full speed, and no cap before that (or the pool is too small
-                 * for a presumed one): no opinion */
+        case CAP_SOURCE_KEPT:
+                want(kmax, cap, "idle: keeping its cap (bandwidth %s/s when last measured)",
+                     format_bytes(a, sizeof a, ds->bw_bytes_per_s));
+                if (ds->strict)
+                        want(kstrict, 1, "idle: keeping its strict cap");
+                return;
+        case CAP_SOURCE_FIRST_BOUND:
                 forget_cap(ds);
+                want_first_bound(ds, cap, ch->why, dd);
                 return;
-        }
-        if (dc && dc->max_bytes && dc->max_bytes < cap) {
-                cap = dc->max_bytes;
+        case CAP_SOURCE_MEASURED:
+                speed_reason(kmax, "measured bandwidth ", ds->bw_bytes_per_s, "", target_ms);
+                break;
+        case CAP_SOURCE_PRESUMED:
+                snprintf(kmax->reason, sizeof kmax->reason, "%s", ch->why);
+                append_reason(kmax, "; presumed slow until it writes at full speed");
+                break;
+        case CAP_SOURCE_EARLY:
+                speed_reason(kmax, "no longer presumed slow: it wrote ", early_bw(ds),
+                             " over half a second at full speed,", target_ms);
+                break;
+        case CAP_SOURCE_SHOWN:
+                speed_reason(kmax, "not measured yet, but it writes ", ds->bw_bytes_per_s, "", target_ms);
+                break;
+        case CAP_SOURCE_CONFIGURED:
                 snprintf(kmax->reason, sizeof kmax->reason, "max_bytes from [device \"%s\"]", dc->match);
                 kmax->from_config = true;
+                break;
+        case CAP_SOURCE_NONE:
+        case CAP_SOURCE_LOWER:
+        default:
+                forget_cap(ds);
+                return;
         }
         /* the global limit already bounds it; a cap it had stays until it is clearly above the limit,
          * so a cap near the line is not written and given back tick after tick (a presumed cap is sized
@@ -673,6 +732,14 @@ static void decide_device(const sample *s, const bdi_device *d, const device_con
         if (strict && !kmin->wanted && !far_below && ds->dirtied_mb_usec &&
             s->time_usec < ds->dirtied_mb_usec + MIN_DIRTIED_USEC)
                 want(kmin, cap, "equal to its strict cap, so a writer that starts after idle gets the cap at once");
+}
+
+static void decide_device(const sample *s, const bdi_device *d, const device_config *dc, const config *c,
+                          policy_device_state *ds, uint64_t limit, device_decision *dd) {
+        cap_choice ch;
+
+        policy_choose_cap(s, d, dc, c, ds, limit, &ch);
+        shape_device(s, d, dc, c, &ch, ds, limit, dd);
 }
 
 /* Its writeback has completed nothing for STALL_USEC while pages are under writeback. */

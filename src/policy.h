@@ -126,5 +126,32 @@ uint64_t policy_fast_tick_ms(const sample *s, const policy_state *st, const deci
  * 1 %, never raised). Scaled values say so in their reason. Pure. */
 void decision_fit_minimums(decision *d, const sample *s, uint64_t limit, unsigned hold_budget_percent);
 
+/* Where a device's cap comes from this tick (policy_choose_cap()). */
+typedef enum cap_source {
+        CAP_SOURCE_NONE,                /* no opinion: no cap */
+        CAP_SOURCE_LOWER,               /* the lower device of a stack: its knobs left alone */
+        CAP_SOURCE_REMEMBERED,          /* idle, known slow from before: a strict cap before its first write */
+        CAP_SOURCE_REMEMBERED_LEFTOVER, /* ... the same over a backlog nobody adds to (any cap it had forgotten) */
+        CAP_SOURCE_KEPT,                /* idle: the cap it had, from a measured speed */
+        CAP_SOURCE_FIRST_BOUND,         /* idle or a leftover, speed unknown: its first bound */
+        CAP_SOURCE_MEASURED,            /* its measured (or remembered) speed x target */
+        CAP_SOURCE_PRESUMED,            /* written, speed unknown: presumed slow, its first bound */
+        CAP_SOURCE_EARLY,               /* half a second at full speed freed it from the first bound */
+        CAP_SOURCE_SHOWN,               /* not measured, but it writes faster than the first bound allows */
+        CAP_SOURCE_CONFIGURED,          /* max_bytes of its [device] section, lower than the rest */
+} cap_source;
+
+typedef struct cap_choice {
+        cap_source source;
+        uint64_t cap;                   /* before the release near the limit, the slew and the hysteresis */
+        bool presumed;                  /* still presumed slow (CAP_SOURCE_PRESUMED, or configured lower) */
+        char why[192];                  /* the first bound's words, if one was sized (a reason's size) */
+} cap_choice;
+
+/* Where device d's cap comes from, and its size before shaping, from the sample, its [device] section
+ * (dc, NULL if none), the config, its carried state and the limit the policy heads for. Pure. */
+void policy_choose_cap(const sample *s, const bdi_device *d, const device_config *dc, const config *c,
+                       const policy_device_state *ds, uint64_t limit, cap_choice *ret);
+
 void decision_done(decision *d);
 void policy_state_done(policy_state *s);

@@ -87,30 +87,30 @@ static bool type_ok(protocol_field f, protocol_type type, json_object *v) {
 
 static void add(json_object *o, protocol_field f, protocol_type type, json_object *v) {
         if (o && type_ok(f, type, v))
-                json_object_object_add(o, protocol_fields[f].name, v);
+                oom_check_add(json_object_object_add(o, protocol_fields[f].name, v));
         else
                 json_object_put(v);
 }
 
 void proto_add_u64(json_object *o, protocol_field f, uint64_t v) {
-        add(o, f, PROTO_U64, json_object_new_uint64(v));
+        add(o, f, PROTO_U64, oom_check(json_object_new_uint64(v)));
 }
 
 void proto_add_double(json_object *o, protocol_field f, double v) {
         /* JSON has no infinity or NaN */
-        add(o, f, PROTO_DOUBLE, json_object_new_double(isfinite(v) ? v : 0.0));
+        add(o, f, PROTO_DOUBLE, oom_check(json_object_new_double(isfinite(v) ? v : 0.0)));
 }
 
 void proto_add_bool(json_object *o, protocol_field f, bool v) {
-        add(o, f, PROTO_BOOL, json_object_new_boolean(v));
+        add(o, f, PROTO_BOOL, oom_check(json_object_new_boolean(v)));
 }
 
 void proto_add_string(json_object *o, protocol_field f, const char *s) {
-        add(o, f, PROTO_STRING, s ? json_object_new_string(s) : NULL);
+        add(o, f, PROTO_STRING, s ? oom_check(json_object_new_string(s)) : NULL);
 }
 
 void proto_add_string_len(json_object *o, protocol_field f, const char *s, size_t len) {
-        add(o, f, PROTO_STRING, json_object_new_string_len(s, (int) MIN(len, (size_t) INT32_MAX)));
+        add(o, f, PROTO_STRING, oom_check(json_object_new_string_len(s, (int) MIN(len, (size_t) INT32_MAX))));
 }
 
 unsigned protocol_build_errors(void) {

@@ -9,12 +9,9 @@
 /* The knob table's files as an object of "file": value, the protocol's field for each found by name
  * (a file the protocol does not list is a bug the protocol test catches: proto_field_named() logs it). */
 static json_object *knob_files_json(protocol_kind kind, bool device, const knob_reading *readings) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
         knob_id knob;
         knob_form form;
-
-        if (!o)
-                return NULL;
         for (size_t n = 0; knob_file_nth(device, n, &knob, &form); n++) {
                 const knob_reading *r = &readings[device ? knob - KNOB_DEVICE_FIRST : knob];
                 int f = proto_field_named(kind, knob_form_file(knob, form));
@@ -34,10 +31,7 @@ json_object *report_bdi_knobs(const bdi_knobs *k) {
 }
 
 json_object *report_global(const global_state *g) {
-        json_object *o = json_object_new_object();
-
-        if (!o)
-                return NULL;
+        json_object *o = oom_check(json_object_new_object());
         proto_add_u64(o, PF_GLOBAL_DIRTY_BYTES, g->dirty_bytes);
         proto_add_u64(o, PF_GLOBAL_WRITEBACK_BYTES, g->writeback_bytes);
         proto_add_u64(o, PF_GLOBAL_DIRTY_THRESH_BYTES, g->dirty_thresh_bytes);
@@ -53,21 +47,15 @@ json_object *report_global(const global_state *g) {
 }
 
 static json_object *traits_array(unsigned traits) {
-        json_object *a = json_object_new_array();
-
-        if (!a)
-                return NULL;
+        json_object *a = oom_check(json_object_new_array());
         for (unsigned bit = 1; bit <= BDI_TRAIT_FUSE; bit <<= 1)
                 if (traits & bit)
-                        json_object_array_add(a, json_object_new_string(trait_to_string(bit)));
+                        oom_check_add(json_object_array_add(a, oom_check(json_object_new_string(trait_to_string(bit)))));
         return a;
 }
 
 json_object *report_device(const bdi_device *d) {
-        json_object *o = json_object_new_object(), *mounts;
-
-        if (!o)
-                return NULL;
+        json_object *o = oom_check(json_object_new_object()), *mounts;
         proto_add_string(o, PF_DEVICE_BDI, d->bdi);
         proto_add_bool(o, PF_DEVICE_HAS_DEVNUM, d->has_devnum);
         if (d->has_devnum) {
@@ -78,9 +66,9 @@ json_object *report_device(const bdi_device *d) {
         if (d->alias[0])
                 proto_add_string(o, PF_DEVICE_ALIAS, d->alias);
         proto_add_string(o, PF_DEVICE_FSTYPE, d->fstype);
-        mounts = json_object_new_array();
+        mounts = oom_check(json_object_new_array());
         for (size_t i = 0; mounts && i < d->n_mounts; i++)
-                json_object_array_add(mounts, json_object_new_string(d->mounts[i]));
+                oom_check_add(json_object_array_add(mounts, oom_check(json_object_new_string(d->mounts[i]))));
         proto_add(o, PF_DEVICE_MOUNTS, mounts);
         proto_add_string(o, PF_DEVICE_MODEL, d->model);
         proto_add(o, PF_DEVICE_TRAITS, traits_array(d->traits));
@@ -102,20 +90,14 @@ json_object *report_device(const bdi_device *d) {
 }
 
 json_object *report_devices(const sample *s) {
-        json_object *a = json_object_new_array();
-
-        if (!a)
-                return NULL;
+        json_object *a = oom_check(json_object_new_array());
         for (size_t i = 0; i < s->n_devices; i++)
-                json_object_array_add(a, report_device(&s->devices[i]));
+                oom_check_add(json_object_array_add(a, report_device(&s->devices[i])));
         return a;
 }
 
 json_object *report_sample(const sample *s) {
-        json_object *o = json_object_new_object();
-
-        if (!o)
-                return NULL;
+        json_object *o = oom_check(json_object_new_object());
         /* not a reply of its own: one sample under the names top uses */
         proto_add_u64(o, PF_TOP_TIME_USEC, s->time_usec);
         proto_add_bool(o, PF_STATUS_DEBUGFS, s->debugfs);
@@ -142,10 +124,7 @@ static void add_string_or_null(json_object *o, protocol_field f, const char *s) 
 }
 
 json_object *report_knob_json(const report_knob *k) {
-        json_object *o = json_object_new_object(), *original = NULL;
-
-        if (!o)
-                return NULL;
+        json_object *o = oom_check(json_object_new_object()), *original = NULL;
         proto_add_string(o, PF_KNOB_KNOB, k->knob ? k->knob : "");
         proto_add_string(o, PF_KNOB_UNIT, k->unit ? k->unit : "");
         proto_add_bool(o, PF_KNOB_SUPPORTED, k->supported);
@@ -155,7 +134,7 @@ json_object *report_knob_json(const report_knob *k) {
         proto_add_string(o, PF_KNOB_REASON, k->reason ? k->reason : "");
         proto_add_string(o, PF_KNOB_CLAMP, k->clamp);
         if (k->have_original) {
-                original = json_object_new_object();
+                original = oom_check(json_object_new_object());
                 proto_add_string(original, PF_ORIGINAL_FILE, k->original_file ? k->original_file : "");
                 proto_add_u64(original, PF_ORIGINAL_VALUE, k->original_value);
                 proto_add_string(original, PF_ORIGINAL_UNIT, k->original_unit ? k->original_unit : "");
@@ -167,19 +146,19 @@ json_object *report_knob_json(const report_knob *k) {
 }
 
 json_object *report_tuning(json_object *knobs) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
 
-        proto_add(o, PF_TUNING_KNOBS, knobs ? knobs : json_object_new_array());
+        proto_add(o, PF_TUNING_KNOBS, knobs ? knobs : oom_check(json_object_new_array()));
         return o;
 }
 
 json_object *report_device_tuning(bool managed, bool active, uint64_t bw_estimate_bytes_per_s, json_object *knobs) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
 
         proto_add_bool(o, PF_DEVICE_TUNING_MANAGED, managed);
         proto_add_bool(o, PF_DEVICE_TUNING_ACTIVE, active);
         proto_add_u64(o, PF_DEVICE_TUNING_BW_ESTIMATE_BYTES_PER_S, bw_estimate_bytes_per_s);
-        proto_add(o, PF_TUNING_KNOBS, knobs ? knobs : json_object_new_array());
+        proto_add(o, PF_TUNING_KNOBS, knobs ? knobs : oom_check(json_object_new_array()));
         return o;
 }
 
@@ -188,7 +167,7 @@ json_object *report_device_tuning(bool managed, bool active, uint64_t bw_estimat
 json_object *report_status(const report_daemon *d, const sample *s, json_object *tuning, json_object *attribution,
                            json_object *history, json_object *hotplug, json_object *writes,
                            json_object *support) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
 
         proto_add_string(o, PF_STATUS_PACKAGE_VERSION, PACKAGE_VERSION);
         proto_add_u64(o, PF_STATUS_PID, d->pid);
@@ -217,7 +196,7 @@ json_object *report_status(const report_daemon *d, const sample *s, json_object 
 }
 
 json_object *report_writes_json(const report_writes *w) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
 
         proto_add_bool(o, PF_WRITES_ENABLED, w->enabled);
         proto_add_string(o, PF_WRITES_REASON, w->reason ? w->reason : "");
@@ -234,7 +213,7 @@ json_object *report_writes_json(const report_writes *w) {
 }
 
 json_object *report_kernel_support(const kernel_support *ks, const memcg_summary *memcg) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
 
         proto_add_bool(o, PF_KERNEL_SUPPORT_DEBUGFS, ks->debugfs);
         proto_add_bool(o, PF_KERNEL_SUPPORT_WB_STATS, ks->wb_stats);
@@ -251,7 +230,7 @@ json_object *report_kernel_support(const kernel_support *ks, const memcg_summary
 }
 
 json_object *report_hotplug(bool enabled, const char *reason, uint64_t events) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
 
         proto_add_bool(o, PF_HOTPLUG_ENABLED, enabled);
         if (!enabled)
@@ -261,7 +240,7 @@ json_object *report_hotplug(bool enabled, const char *reason, uint64_t events) {
 }
 
 json_object *report_top(const report_daemon *d, const sample *s) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
 
         proto_add_u64(o, PF_TOP_TIME_USEC, s->time_usec);
         proto_add_u64(o, PF_TOP_TICK_MS, d->tick_ms);

@@ -40,42 +40,37 @@ static void print_setting(FILE *f, const char *word, knob_id k, knob_setting s) 
 
 /* The entries as the file holds them, checksum line included. */
 static char *format_entries(const saved_entry *v, size_t n, size_t *ret_size) {
-        _cleanup_fclose_ FILE *f = NULL;
-        char *buf = NULL;
-        size_t size = 0;
+        _cleanup_memstream_ memstream ms = {};
+        char *buf;
+        size_t size;
         uint64_t sum;
 
-        f = open_memstream(&buf, &size);
-        if (!f)
+        if (!memstream_open(&ms))
                 return NULL;
         fputs("# wbtuned: knob values to put back at stop or by the next start. A checksum guards this file;\n"
-              "# inspect it with `wbtuned --inspect-saved FILE`.\n", f);
-        fprintf(f, "%s %d\n", MAGIC, SAVED_FILE_VERSION);
+              "# inspect it with `wbtuned --inspect-saved FILE`.\n", ms.f);
+        fprintf(ms.f, "%s %d\n", MAGIC, SAVED_FILE_VERSION);
         for (size_t i = 0; i < n; i++) {
                 const saved_entry *e = &v[i];
 
                 if (e->bdi[0])
-                        fprintf(f, "bdi %s %s", e->bdi, knob_name(e->knob));
+                        fprintf(ms.f, "bdi %s %s", e->bdi, knob_name(e->knob));
                 else
-                        fprintf(f, "global %s", knob_name(e->knob));
-                print_setting(f, "original", e->knob, e->original);
+                        fprintf(ms.f, "global %s", knob_name(e->knob));
+                print_setting(ms.f, "original", e->knob, e->original);
                 if (e->written)
-                        print_setting(f, "written", e->knob, e->written_setting);
+                        print_setting(ms.f, "written", e->knob, e->written_setting);
                 if (e->pending)
-                        print_setting(f, "pending", e->knob, e->pending_setting);
-                fputc('\n', f);
+                        print_setting(ms.f, "pending", e->knob, e->pending_setting);
+                fputc('\n', ms.f);
         }
-        if (fflush(f) != 0 || ferror(f)) {
-                fclose(TAKE_PTR(f));
-                free(buf);
+        /* the checksum covers what is written so far */
+        if (fflush(ms.f) != 0 || ferror(ms.f))
                 return NULL;
-        }
-        sum = fnv1a64(buf, size);
-        fprintf(f, "%s %s %016" PRIx64 "\n", CHECKSUM_WORD, CHECKSUM_ALGO, sum);
-        if (fclose(TAKE_PTR(f)) != 0) {
-                free(buf);
+        sum = fnv1a64(ms.buf, ms.size);
+        fprintf(ms.f, "%s %s %016" PRIx64 "\n", CHECKSUM_WORD, CHECKSUM_ALGO, sum);
+        if (memstream_finish(&ms, &buf, &size) < 0)
                 return NULL;
-        }
         *ret_size = size;
         return buf;
 }

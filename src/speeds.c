@@ -15,36 +15,27 @@
 #define MAGIC "wbtuned-speeds"
 #define CHECKSUM_WORD "checksum "
 
-static bool has_prefix(const char *s, const char *prefix) {
-        return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 /* ---- the file ------------------------------------------------------------------------------ */
 
 char *speeds_format(const speed_entry *v, size_t n, size_t *ret_size) {
-        _cleanup_fclose_ FILE *f = NULL;
-        char *buf = NULL, line[64];
-        size_t size = 0;
+        _cleanup_memstream_ memstream ms = {};
+        char *buf, line[64];
+        size_t size;
 
-        f = open_memstream(&buf, &size);
-        if (!f)
+        if (!memstream_open(&ms))
                 return NULL;
         fputs("# wbtuned: device speeds measured before, a prior for the next start. A checksum guards\n"
-              "# this file; remove it to make wbtuned measure every device afresh.\n", f);
-        fprintf(f, "%s %d\n", MAGIC, SPEEDS_FILE_VERSION);
+              "# this file; remove it to make wbtuned measure every device afresh.\n", ms.f);
+        fprintf(ms.f, "%s %d\n", MAGIC, SPEEDS_FILE_VERSION);
         for (size_t i = 0; i < n; i++)
-                fprintf(f, "speed %" PRIu64 " %" PRIu64 " %s\n", v[i].bw_bytes_per_s, v[i].measured_realtime_s, v[i].id);
-        if (fflush(f) != 0 || ferror(f)) {
-                fclose(TAKE_PTR(f));
-                free(buf);
+                fprintf(ms.f, "speed %" PRIu64 " %" PRIu64 " %s\n", v[i].bw_bytes_per_s, v[i].measured_realtime_s, v[i].id);
+        /* the checksum covers what is written so far */
+        if (fflush(ms.f) != 0 || ferror(ms.f))
                 return NULL;
-        }
-        saved_file_checksum_line(buf, size, line, sizeof line);
-        fputs(line, f);
-        if (fclose(TAKE_PTR(f)) != 0) {
-                free(buf);
+        saved_file_checksum_line(ms.buf, ms.size, line, sizeof line);
+        fputs(line, ms.f);
+        if (memstream_finish(&ms, &buf, &size) < 0)
                 return NULL;
-        }
         *ret_size = size;
         return buf;
 }
@@ -95,7 +86,7 @@ int speeds_parse(const char *buf, size_t size, speed_entry **ret, size_t *ret_n,
                         return error_printf(ret_error, -EBADMSG, "line %zu: text after the checksum line", line_no);
                 if (line[0] == '#' || line[0] == 0)
                         continue;
-                if (strncmp(line, CHECKSUM_WORD, strlen(CHECKSUM_WORD)) == 0) {
+                if (startswith(line, CHECKSUM_WORD)) {
                         checksum_line = line;
                         have_checksum = true;
                         body_end = offset;
@@ -324,7 +315,7 @@ static int nfs_identity(const char *root, const bdi_device *d, char *buf, size_t
                         continue;
                 for (dash = 6; dash < nw && strcmp(w[dash], "-") != 0; dash++)
                         ;
-                if (dash + 2 >= nw || !has_prefix(w[dash + 1], "nfs"))
+                if (dash + 2 >= nw || !startswith(w[dash + 1], "nfs"))
                         continue;
                 return put_id(buf, size, "nfs", w[dash + 2]);
         }
@@ -377,7 +368,7 @@ int speeds_identity(const char *root, const bdi_device *d, char *buf, size_t siz
 
         if (d->traits & BDI_TRAIT_NFS)
                 return nfs_identity(root, d, buf, size);
-        if (has_prefix(d->bdi, "btrfs-"))
+        if (startswith(d->bdi, "btrfs-"))
                 return btrfs_identity(root, d, buf, size);
         if (!d->has_devnum || d->major == 0)
                 return -ENOENT;   /* fuse, tmpfs, an anonymous device that is not NFS: nothing stable */
@@ -385,7 +376,7 @@ int speeds_identity(const char *root, const bdi_device *d, char *buf, size_t siz
         snprintf(name, sizeof name, "%s", d->name);
         if (!name[0] || strchr(name, '/') || name[0] == '.')
                 return -ENOENT;
-        if (has_prefix(name, "loop")) {
+        if (startswith(name, "loop")) {
                 r = loop_identity(root, name, buf, size);
                 if (r != -ENOENT)
                         return r;

@@ -264,12 +264,12 @@ int trace_parse_line(const char *line, trace_event *ev) {
         buf[len] = 0;
 
         /* trace_pipe's loss marker: "CPU:%d [LOST %lu EVENTS]" or "CPU:%d [LOST EVENTS]" (print_trace_line()) */
-        if (strncmp(buf, "CPU:", 4) == 0 && (p = strstr(buf, " [LOST "))) {
+        if (startswith(buf, "CPU:") && (p = strstr(buf, " [LOST "))) {
                 uint64_t v;
                 const char *n = p + 7, *e = strstr(n, " EVENTS]");
 
                 ev->type = TRACE_EVENT_LOST;
-                if (strncmp(n, "EVENTS]", 7) == 0) {
+                if (startswith(n, "EVENTS]")) {
                         ev->lost_unknown = true;
                         return 0;
                 }
@@ -291,9 +291,9 @@ int trace_parse_line(const char *line, trace_event *ev) {
 
         /* "bdi <name>: key=value ..." ; names such as "7:2" hold colons but never ": " */
         p = m + strlen(events[i].marker);
-        if (strncmp(p, "bdi ", 4) != 0)
+        p = startswith(p, "bdi ");
+        if (!p)
                 return -EBADMSG;
-        p += 4;
         colon = strstr(p, ": ");
         if (!colon || colon == p || (size_t) (colon - p) >= sizeof(ev->bdi))
                 return -EBADMSG;
@@ -883,7 +883,7 @@ int trace_cgroup_path(const char *cgroup_root, uint64_t cgroup_ino, char *buf, s
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
 json_object *trace_counters_to_json(const trace_counters *c) {
-        json_object *o = json_object_new_object();
+        json_object *o = oom_check(json_object_new_object());
 
         proto_add_u64(o, PF_COUNTERS_EVENTS, c->events);
         proto_add_u64(o, PF_COUNTERS_LOST_KERNEL, c->lost_kernel);
@@ -895,65 +895,5 @@ json_object *trace_counters_to_json(const trace_counters *c) {
         proto_add_u64(o, PF_COUNTERS_BUDGET_HITS, c->budget_hits);
         proto_add_u64(o, PF_COUNTERS_PAUSES, c->pauses);
         proto_add_u64(o, PF_COUNTERS_PAUSE_MS, c->pause_ms);
-        return o;
-}
-
-#define ADD_U64(o, s, f) json_object_object_add(o, #f, json_object_new_uint64((s)->f))
-
-json_object *trace_tick_to_json(const trace_tick_result *r) {
-        json_object *o = json_object_new_object(), *tasks = json_object_new_array(), *devs = json_object_new_array();
-
-        json_object_object_add(o, "elapsed_usec", json_object_new_uint64(r->elapsed_usec));
-        for (size_t i = 0; i < r->n_tasks; i++) {
-                const trace_task *t = &r->tasks[i];
-                json_object *j = json_object_new_object();
-
-                json_object_object_add(j, "pid", json_object_new_int(t->pid));
-                json_object_object_add(j, "comm", json_object_new_string(t->comm));
-                json_object_object_add(j, "bdi", json_object_new_string(t->bdi));
-                ADD_U64(j, t, cgroup_ino);
-                ADD_U64(j, t, events);
-                ADD_U64(j, t, pauses);
-                ADD_U64(j, t, pause_ms);
-                ADD_U64(j, t, max_pause_ms);
-                json_object_object_add(j, "pause_ms_per_s", json_object_new_double(t->pause_ms_per_s));
-                ADD_U64(j, t, task_ratelimit_bytes_per_s);
-                ADD_U64(j, t, dirty_bytes);
-                ADD_U64(j, t, limit_bytes);
-                ADD_U64(j, t, setpoint_bytes);
-                ADD_U64(j, t, wb_dirty_bytes);
-                ADD_U64(j, t, wb_setpoint_bytes);
-                json_object_array_add(tasks, j);
-        }
-        for (size_t i = 0; i < r->n_devices; i++) {
-                const trace_device *d = &r->devices[i];
-                json_object *j = json_object_new_object();
-
-                json_object_object_add(j, "bdi", json_object_new_string(d->bdi));
-                ADD_U64(j, d, events);
-                ADD_U64(j, d, pauses);
-                ADD_U64(j, d, pause_ms);
-                ADD_U64(j, d, max_pause_ms);
-                json_object_object_add(j, "pause_ms_per_s", json_object_new_double(d->pause_ms_per_s));
-                json_object_object_add(j, "n_tasks", json_object_new_uint64(d->n_tasks));
-                ADD_U64(j, d, task_ratelimit_bytes_per_s);
-                ADD_U64(j, d, dirty_ratelimit_bytes_per_s);
-                ADD_U64(j, d, dirty_bytes);
-                ADD_U64(j, d, limit_bytes);
-                ADD_U64(j, d, setpoint_bytes);
-                ADD_U64(j, d, wb_dirty_bytes);
-                ADD_U64(j, d, wb_setpoint_bytes);
-                if (d->have_ratelimit) {
-                        ADD_U64(j, d, write_bw_bytes_per_s);
-                        ADD_U64(j, d, avg_write_bw_bytes_per_s);
-                        ADD_U64(j, d, dirty_rate_bytes_per_s);
-                        ADD_U64(j, d, balanced_dirty_ratelimit_bytes_per_s);
-                }
-                json_object_array_add(devs, j);
-        }
-        json_object_object_add(o, "tasks", tasks);
-        json_object_object_add(o, "devices", devs);
-        json_object_object_add(o, "tick", trace_counters_to_json(&r->tick));
-        json_object_object_add(o, "total", trace_counters_to_json(&r->total));
         return o;
 }

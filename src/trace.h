@@ -143,8 +143,6 @@ int trace_new_detached(uint64_t page_size, trace_ctx **ret);
 
 /* The drop/loss counters as a JSON object (also used by the daemon's status). */
 json_object *trace_counters_to_json(const trace_counters *c);
-/* {"elapsed_usec", "tasks": [...], "devices": [...], "tick": {...}, "total": {...}} */
-json_object *trace_tick_to_json(const trace_tick_result *r);
 
 /* The cgroup v2 directory whose inode is cgroup_ino ("/" for the root, "/system.slice/x.service"),
  * searched under cgroup_root (NULL: /sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid systems).

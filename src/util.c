@@ -169,6 +169,67 @@ int parse_boolean(const char *s) {
         return -EINVAL;
 }
 
+FILE *memstream_open(memstream *m) {
+        *m = (memstream) {};
+        m->f = open_memstream(&m->buf, &m->size);
+        return m->f;
+}
+
+int memstream_finish(memstream *m, char **ret, size_t *ret_size) {
+        bool failed = !m->f || ferror(m->f);
+
+        if (m->f && fclose(m->f) != 0)
+                failed = true;
+        m->f = NULL;
+        if (!failed && !m->buf) {
+                m->buf = strdup("");
+                m->size = 0;
+                failed = !m->buf;
+        }
+        if (failed) {
+                memstream_done(m);
+                return -ENOMEM;
+        }
+        *ret = TAKE_PTR(m->buf);
+        if (ret_size)
+                *ret_size = m->size;
+        return 0;
+}
+
+void memstream_done(memstream *m) {
+        if (m->f)
+                fclose(m->f);
+        free(m->buf);
+        *m = (memstream) {};
+}
+
+const char *startswith(const char *s, const char *prefix) {
+        size_t n = strlen(prefix);
+
+        return strncmp(s, prefix, n) == 0 ? s + n : NULL;
+}
+
+int parse_kv(char *buf, kv_cb cb, void *userdata) {
+        char *line, *save = NULL;
+
+        for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *key = line, *value;
+                size_t n = strcspn(line, ": \t");
+                int r;
+
+                if (n == 0 || line[n] == '\0')
+                        continue;
+                value = line + n;
+                *value++ = '\0';
+                value += strspn(value, ": \t");
+                value[strcspn(value, " \t")] = '\0';
+                r = cb(key, value, userdata);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int parse_u64(const char *s, uint64_t *ret) {
         const char *end;
         uint64_t v;
@@ -302,12 +363,38 @@ size_t search_sorted(const void *base, size_t n, size_t size, const void *key,
         return lo;
 }
 
-char *xstrdup(const char *s) {
-        char *p = strdup(s);
+_Noreturn void oom(void) {
+        static const char msg[] = ": out of memory, aborting\n";
 
-        if (!p)
-                abort();
-        return p;
+        /* no stdio, no log: both may allocate */
+        (void) !write(STDERR_FILENO, program_invocation_short_name, strlen(program_invocation_short_name));
+        (void) !write(STDERR_FILENO, msg, sizeof msg - 1);
+        abort();
+}
+
+void *xmalloc(size_t size) {
+        return oom_check(malloc(MAX(size, 1)));
+}
+
+void *xcalloc(size_t n, size_t size) {
+        return oom_check(calloc(MAX(n, 1), MAX(size, 1)));
+}
+
+char *xstrdup(const char *s) {
+        return oom_check(strdup(s));
+}
+
+char *xasprintf(const char *format, ...) {
+        va_list ap;
+        char *s;
+        int r;
+
+        va_start(ap, format);
+        r = vasprintf(&s, format, ap);
+        va_end(ap);
+        if (r < 0)
+                oom();
+        return s;
 }
 
 int grow_array(void **v, size_t *allocated, size_t n, size_t size) {

@@ -46,6 +46,24 @@ static inline uint64_t add_sat(uint64_t a, uint64_t b) {
         return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
+/* A FILE that writes into memory (open_memstream()). While open, fflush(m.f) makes m.buf/m.size what was
+ * written so far. */
+typedef struct memstream {
+        FILE *f;
+        char *buf;
+        size_t size;
+} memstream;
+
+/* Opens m->f, NULL if out of memory. */
+FILE *memstream_open(memstream *m);
+/* Closes m->f and hands over the text: 0 with *ret (malloc'd, NUL-terminated, "" when nothing was written)
+ * and *ret_size (may be NULL) its length; -ENOMEM if a write or the close failed (a memory stream fails
+ * only for memory), nothing to free then. */
+int memstream_finish(memstream *m, char **ret, size_t *ret_size);
+/* Closes m->f and frees the text, if any: error paths and _cleanup_memstream_. */
+void memstream_done(memstream *m);
+#define _cleanup_memstream_ _cleanup_(memstream_done)
+
 /* Hand a cleaned-up pointer or fd to the caller: x = TAKE_PTR(p). */
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
 #define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })
@@ -68,6 +86,17 @@ int read_u64_file_at(int dirfd, const char *path, uint64_t *ret);
 
 /* Write a string to an existing file (no O_CREAT), as sysctl/sysfs need. 0 or -errno. */
 int write_string_file(const char *path, const char *s);
+
+/* s past prefix if s starts with it, else NULL. */
+const char *startswith(const char *s, const char *prefix);
+
+/* One "key value" or "key: value ..." line of a kernel file (/proc/vmstat, meminfo, memory.stat,
+ * /proc/PID/io, debugfs stats): key up to the first ':', blank or tab, value the first word after them.
+ * A callback's negative return stops the walk. */
+typedef int (*kv_cb)(const char *key, const char *value, void *userdata);
+/* cb for every such line of buf, changed in place ("" for a key with nothing after it; a line that is only
+ * a key is skipped). 0 or cb's error. */
+int parse_kv(char *buf, kv_cb cb, void *userdata);
 
 /* Strict decimal parse of the whole string (leading/trailing blanks allowed). 0, -EINVAL or -ERANGE. */
 int parse_u64(const char *s, uint64_t *ret);
@@ -104,8 +133,21 @@ int grow_array(void **v, size_t *allocated, size_t n, size_t size);
  * Returns the fd, or -errno with *ret_error (malloc'd, naming dir; NULL on out of memory). */
 int dir_open_private(const char *dir, char **ret_error);
 
-/* strdup that aborts on out-of-memory; we never run with half-made state. */
+/* Out of memory, the one rule (HACKING.md): a line on stderr (the journal), then abort(). The unit's
+ * Restart=on-failure starts the daemon again and that start puts every knob back from the saved file. */
+_Noreturn void oom(void);
+/* p, or oom() when it is NULL: for a constructor whose NULL means out of memory (json-c's). */
+#define oom_check(p) ({ __typeof__(p) _oom_p = (p); if (!_oom_p) oom(); _oom_p; })
+/* oom() when an adder could not allocate (json-c's json_object_object_add(), json_object_array_add()). */
+static inline void oom_check_add(int r) {
+        if (r < 0)
+                oom();
+}
+/* malloc, calloc, strdup, asprintf that never return NULL (oom() instead). */
+void *xmalloc(size_t size);
+void *xcalloc(size_t n, size_t size);
 char *xstrdup(const char *s);
+char *xasprintf(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* Set *ret_error (when not NULL) to the formatted reason, escaped for a terminal (it may quote a
  * file's bytes), and return r: one line for every "refused, because ..." of a reader. */

@@ -68,6 +68,7 @@ static void found(virt_container *v, const char *name, const char *evidence) {
 /* "$container" in PID 1's environment (needs ptrace access to PID 1: failures mean "unknown"). */
 static int pid1_container_env(const char *root, char *buf, size_t size) {
         _cleanup_free_ char *full = path_join_root(root, "/proc/1/environ"), *env = NULL;
+        const char *value;
         size_t len;
         int r;
 
@@ -77,8 +78,8 @@ static int pid1_container_env(const char *root, char *buf, size_t size) {
         if (r < 0)
                 return r;
         for (size_t i = 0; i < len; i += strlen(env + i) + 1)
-                if (strncmp(env + i, "container=", 10) == 0) {
-                        snprintf(buf, size, "%s", env + i + 10);
+                if ((value = startswith(env + i, "container="))) {
+                        snprintf(buf, size, "%s", value);
                         return buf[0] != 0;
                 }
         return 0;
@@ -97,7 +98,7 @@ static bool traced_by_proot(const char *root) {
         if (!line || sscanf(line + 11, "%" SCNu64, &tracer) != 1 || tracer == 0)
                 return false;
         snprintf(comm_path, sizeof(comm_path), "/proc/%" PRIu64 "/comm", tracer);
-        return read_marker(root, comm_path, comm, sizeof(comm)) > 0 && strncmp(comm, "proot", 5) == 0;
+        return read_marker(root, comm_path, comm, sizeof(comm)) > 0 && startswith(comm, "proot");
 }
 
 /* The well-known files; docker last (its file may be left in any image built with it). */

@@ -14,6 +14,9 @@
 #include "config.h"
 #include "control.h"
 #include "ctl-format.h"
+#include "ctl-plot.h"
+#include "ctl-table.h"
+#include "ctl-wait.h"
 #include "escape.h"
 #include "pager.h"
 #include "metrics.h"
@@ -61,10 +64,10 @@ static protocol_kind result_kind(const char *verb, bool csv) {
 
 /* Send {"verb":verb, ...extra} and hand back the "result", or print why not and return an exit code. */
 static int call(const char *verb, const char *arg_key, const char *arg_value, json_object **ret_result) {
-        json_object *request = json_object_new_object();
+        json_object *request = oom_check(json_object_new_object());
 
         if (arg_key)
-                json_object_object_add(request, arg_key, json_object_new_string(arg_value));
+                oom_check_add(json_object_object_add(request, arg_key, oom_check(json_object_new_string(arg_value))));
         return call_request(verb, request, result_kind(verb, false), ret_result);
 }
 
@@ -150,13 +153,13 @@ static int output(const char *text, size_t size) {
 /* An object in the --json mode: indented (pretty) or on one line (short), with DEL, C1 controls and format
  * characters in its strings as \u escapes (escape_json_alloc()): no terminal acts on them. Malloc'd. */
 static char *json_text(json_object *o) {
+        int flags = JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE;
+
         if (arg_json == JSON_SHORT)
-                return escape_json_alloc(
-                        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-        if (json_object_is_type(o, json_type_object) && json_object_object_length(o) == 0)
+                flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
+        else if (json_object_is_type(o, json_type_object) && json_object_object_length(o) == 0)
                 return xstrdup("{}");
-        return escape_json_alloc(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                                       JSON_C_TO_STRING_NOSLASHESCAPE));
+        return escape_json_alloc(oom_check(json_object_to_json_string_ext(o, flags)));
 }
 
 static int print_json(json_object *o) {
@@ -171,18 +174,18 @@ static int print_json(json_object *o) {
 
 /* Render with a formatter into memory, then print: a reply that cannot be shown prints nothing but why. */
 static int render(const char *verb, int (*format)(json_object *, FILE *), json_object *o) {
+        _cleanup_memstream_ memstream ms = {};
         _cleanup_free_ char *text = NULL;
-        size_t size = 0;
-        FILE *f = open_memstream(&text, &size);
+        size_t size;
         int r;
 
-        if (!f) {
+        if (!memstream_open(&ms)) {
                 fprintf(stderr, "wbtunectl: out of memory\n");
                 return EXIT_DAEMON_ERROR;
         }
-        r = format(o, f);
-        if (fclose(f) != 0 && r >= 0)
-                r = -ENOMEM;
+        r = format(o, ms.f);
+        if (r >= 0)
+                r = memstream_finish(&ms, &text, &size);
         if (r < 0) {
                 errno = -r;
                 fprintf(stderr, "wbtunectl: cannot show wbtuned's reply to %s: %m\n", verb);
@@ -299,7 +302,7 @@ static int verb_top(char **args) {
 
 /* {"verb": "history", "device": DEV (optional), "format": "json" or "csv"} */
 static json_object *history_request(const char *device, bool csv) {
-        json_object *request = json_object_new_object();
+        json_object *request = oom_check(json_object_new_object());
 
         if (device)
                 proto_add_string(request, PF_REQUEST_DEVICE, device);
@@ -517,7 +520,7 @@ static void on_wait_signal(int sig) {
 
 /* show's device, checked against the protocol whatever --json says. */
 static int wait_read_device(const char *key, json_object **ret_result) {
-        json_object *request = json_object_new_object();
+        json_object *request = oom_check(json_object_new_object());
 
         proto_add_string(request, PF_REQUEST_DEVICE, key);
         return call_request(PROTOCOL_VERB_SHOW, request, protocol_result_kind(PROTOCOL_VERB_SHOW, false), ret_result);
@@ -557,7 +560,7 @@ static int verb_wait(char **args) {
         r = wait_read_device(args[0], &result);
         if (r != 0)
                 return r;
-        r = call_request(PROTOCOL_VERB_STATUS, json_object_new_object(), PK_STATUS, &status);
+        r = call_request(PROTOCOL_VERB_STATUS, oom_check(json_object_new_object()), PK_STATUS, &status);
         if (r != 0)
                 return r;
         tick_ms = proto_u64(status, PF_STATUS_TICK_MS);
@@ -627,7 +630,7 @@ static int verb_wait(char **args) {
                 if (!first) {
                         json_object_put(TAKE_PTR(status));
                         json_object_put(TAKE_PTR(result));
-                        r = call_request(PROTOCOL_VERB_STATUS, json_object_new_object(), PK_STATUS, &status);
+                        r = call_request(PROTOCOL_VERB_STATUS, oom_check(json_object_new_object()), PK_STATUS, &status);
                         if (r == 0)
                                 r = wait_read_device(args[0], &result);
                         if (r != 0) {
@@ -781,7 +784,7 @@ static int list_devices(void) {
         json_object *devices;
         int r;
 
-        r = call_request(PROTOCOL_VERB_DEVICES, json_object_new_object(), PK_DEVICES, &result);
+        r = call_request(PROTOCOL_VERB_DEVICES, oom_check(json_object_new_object()), PK_DEVICES, &result);
         if (r != 0)
                 return r;
         devices = proto_get(result, PF_DEVICES_DEVICES);

@@ -2,6 +2,9 @@
 #include <errno.h>
 /* Unit tests for ctl-format.c: wbtunectl's human output from hand-written reply objects. */
 #include "ctl-format.h"
+#include "ctl-plot.h"
+#include "ctl-table.h"
+#include "ctl-wait.h"
 #include "explain.h"
 #include "observe.h"
 #include "protocol.h"

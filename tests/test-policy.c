@@ -1355,7 +1355,120 @@ static void test_slowdown_seen_early(void) {
         }
 }
 
+/* One row of where a cap comes from: the device (the stick or the disk, written or idle), its carried
+ * state, a [device] max_bytes; the source and the cap before shaping. The limit is 4600M. */
+typedef struct cap_row {
+        const char *what;
+        bool stick, lower, memcg_writing;
+        uint64_t backlog_bytes, dirty_rate_bytes_per_s;   /* either: active */
+        bool measured, dirtied_seen, filling, quiet, presumed;
+        speed_source source;
+        uint64_t bw_bytes_per_s, max_bytes;
+        uint64_t early_bytes_per_s;                        /* saturated for 0.6 s at that rate (0: not) */
+        uint64_t configured_max_bytes;
+        cap_source want;
+        uint64_t want_cap;
+        bool want_presumed;
+} cap_row;
+
+static void test_cap_source_table(void) {
+        static const cap_row rows[] = {
+                { .what = "a stack's lower device", .lower = true, .dirty_rate_bytes_per_s = 50 * MB, .dirtied_seen = true,
+                  .want = CAP_SOURCE_LOWER },
+                { .what = "a lower device the admin configured", .lower = true, .dirty_rate_bytes_per_s = 50 * MB,
+                  .dirtied_seen = true, .bw_bytes_per_s = 1 * MB, .configured_max_bytes = 32 * MB,
+                  .want = CAP_SOURCE_CONFIGURED, .want_cap = 32 * MB, .want_presumed = true },
+                { .what = "idle disk, speed unknown", .want = CAP_SOURCE_FIRST_BOUND, .want_cap = FIRST_BOUND_DISK },
+                { .what = "idle stick, speed unknown", .stick = true, .want = CAP_SOURCE_FIRST_BOUND, .want_cap = FIRST_BOUND_STICK },
+                { .what = "written but quiet: idle", .dirty_rate_bytes_per_s = 1 * MB, .quiet = true, .dirtied_seen = true,
+                  .want = CAP_SOURCE_FIRST_BOUND, .want_cap = FIRST_BOUND_DISK },
+                { .what = "no first bound while a memory-limited cgroup writes", .memcg_writing = true, .want = CAP_SOURCE_NONE },
+                { .what = "idle, remembered 8 MB/s", .stick = true, .measured = true, .source = SPEED_REMEMBERED,
+                  .bw_bytes_per_s = 8 * MB, .want = CAP_SOURCE_REMEMBERED, .want_cap = 16 * MB },
+                { .what = "idle, remembered, capped already", .stick = true, .measured = true, .source = SPEED_REMEMBERED,
+                  .bw_bytes_per_s = 8 * MB, .max_bytes = 20 * MB, .want = CAP_SOURCE_KEPT, .want_cap = 20 * MB },
+                { .what = "idle, remembered fast: over half the limit", .measured = true, .source = SPEED_REMEMBERED,
+                  .bw_bytes_per_s = 2000 * MB, .want = CAP_SOURCE_NONE },
+                { .what = "idle, measured now, capped", .measured = true, .source = SPEED_MEASURED,
+                  .bw_bytes_per_s = 100 * MB, .max_bytes = 200 * MB, .want = CAP_SOURCE_KEPT, .want_cap = 200 * MB },
+                { .what = "idle, measured now, no cap", .measured = true, .source = SPEED_MEASURED,
+                  .bw_bytes_per_s = 100 * MB, .want = CAP_SOURCE_NONE },
+                { .what = "leftover, measured by its draining", .stick = true, .backlog_bytes = 100 * MB, .measured = true,
+                  .source = SPEED_MEASURED, .bw_bytes_per_s = 10 * MB, .max_bytes = 30 * MB,
+                  .want = CAP_SOURCE_REMEMBERED_LEFTOVER, .want_cap = 20 * MB },
+                { .what = "leftover above an eighth of the limit", .stick = true, .backlog_bytes = 700 * MB, .measured = true,
+                  .source = SPEED_MEASURED, .bw_bytes_per_s = 10 * MB, .want = CAP_SOURCE_NONE },
+                { .what = "leftover under its first bound", .backlog_bytes = 10 * MB, .want = CAP_SOURCE_FIRST_BOUND,
+                  .want_cap = FIRST_BOUND_DISK },
+                { .what = "leftover above its first bound", .backlog_bytes = 100 * MB, .want = CAP_SOURCE_NONE },
+                { .what = "written, measured 50 MB/s", .dirty_rate_bytes_per_s = 50 * MB, .dirtied_seen = true, .measured = true,
+                  .source = SPEED_MEASURED, .bw_bytes_per_s = 50 * MB, .want = CAP_SOURCE_MEASURED, .want_cap = 100 * MB },
+                { .what = "written, measured 1 MB/s: min_device_bytes", .dirty_rate_bytes_per_s = 1 * MB, .dirtied_seen = true,
+                  .measured = true, .source = SPEED_MEASURED, .bw_bytes_per_s = 1 * MB, .want = CAP_SOURCE_MEASURED,
+                  .want_cap = 4 * MB },
+                { .what = "filling, not seen dirtied: written", .dirty_rate_bytes_per_s = 50 * MB, .filling = true, .measured = true,
+                  .source = SPEED_MEASURED, .bw_bytes_per_s = 50 * MB, .want = CAP_SOURCE_MEASURED, .want_cap = 100 * MB },
+                { .what = "written stick, speed unknown: presumed", .stick = true, .dirty_rate_bytes_per_s = 50 * MB,
+                  .dirtied_seen = true, .bw_bytes_per_s = 1 * MB, .want = CAP_SOURCE_PRESUMED, .want_cap = FIRST_BOUND_STICK,
+                  .want_presumed = true },
+                { .what = "a presumed cap does not fall", .stick = true, .dirty_rate_bytes_per_s = 50 * MB, .dirtied_seen = true,
+                  .presumed = true, .bw_bytes_per_s = 1 * MB, .max_bytes = 24 * MB, .want = CAP_SOURCE_PRESUMED,
+                  .want_cap = 24 * MB, .want_presumed = true },
+                { .what = "half a second at full speed frees it", .dirty_rate_bytes_per_s = 50 * MB, .dirtied_seen = true,
+                  .bw_bytes_per_s = 1 * MB, .early_bytes_per_s = 100 * MB, .want = CAP_SOURCE_EARLY, .want_cap = 200 * MB },
+                { .what = "writes faster than its first bound", .dirty_rate_bytes_per_s = 50 * MB, .dirtied_seen = true,
+                  .bw_bytes_per_s = 50 * MB, .want = CAP_SOURCE_SHOWN, .want_cap = 100 * MB },
+                { .what = "configured below the measured cap", .dirty_rate_bytes_per_s = 50 * MB, .dirtied_seen = true,
+                  .measured = true, .source = SPEED_MEASURED, .bw_bytes_per_s = 50 * MB, .configured_max_bytes = 32 * MB,
+                  .want = CAP_SOURCE_CONFIGURED, .want_cap = 32 * MB },
+                { .what = "configured above the measured cap", .dirty_rate_bytes_per_s = 50 * MB, .dirtied_seen = true,
+                  .measured = true, .source = SPEED_MEASURED, .bw_bytes_per_s = 50 * MB, .configured_max_bytes = 1024 * MB,
+                  .want = CAP_SOURCE_MEASURED, .want_cap = 100 * MB },
+                { .what = "configured, idle: never the idle sources", .measured = true, .source = SPEED_MEASURED,
+                  .bw_bytes_per_s = 50 * MB, .max_bytes = 100 * MB, .configured_max_bytes = 32 * MB,
+                  .want = CAP_SOURCE_CONFIGURED, .want_cap = 32 * MB },
+                { .what = "configured, speed unknown, no first bound", .memcg_writing = true, .dirty_rate_bytes_per_s = 50 * MB,
+                  .dirtied_seen = true, .configured_max_bytes = 32 * MB, .want = CAP_SOURCE_CONFIGURED, .want_cap = 32 * MB },
+                { .what = "written, speed unknown, no first bound", .memcg_writing = true, .dirty_rate_bytes_per_s = 50 * MB,
+                  .dirtied_seen = true, .want = CAP_SOURCE_NONE },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                const cap_row *r = &rows[i];
+                device_config dc = { .manage = true, .strict_limit = TRISTATE_AUTO, .max_bytes = r->configured_max_bytes };
+                policy_device_state ds = {
+                        .measured = r->measured, .source = r->source, .bw_bytes_per_s = r->bw_bytes_per_s,
+                        .max_bytes = r->max_bytes, .dirtied_seen = r->dirtied_seen, .filling = r->filling,
+                        .quiet = r->quiet, .presumed = r->presumed,
+                };
+                cap_choice ch;
+                bdi_device *d;
+                fixture f;
+
+                fixture_init(&f);
+                d = &f.dev[r->stick ? 1 : 0];
+                snprintf(dc.match, sizeof dc.match, "%s", d->name);
+                if (r->lower)
+                        snprintf(d->upper, sizeof d->upper, "loop0");
+                if (r->memcg_writing) {
+                        f.s.memcg.n_writing = 1;
+                        snprintf(f.s.memcg.example, sizeof f.s.memcg.example, "/machine.slice");
+                }
+                d->backlog_bytes = d->dirty_bytes = r->backlog_bytes;
+                d->dirty_rate_bytes_per_s = r->dirty_rate_bytes_per_s;
+                if (r->early_bytes_per_s)
+                        ds.saturated = (rate_sum) { (double) r->early_bytes_per_s * 0.6, 600000 };
+                policy_choose_cap(&f.s, d, r->configured_max_bytes ? &dc : NULL, &f.c, &ds, f.s.global.dirty_thresh_bytes, &ch);
+                printf("# %s\n", r->what);
+                CHECK_EQ_U64(ch.source, r->want);
+                CHECK_EQ_U64(ch.cap, r->want_cap);
+                CHECK(ch.presumed == r->want_presumed);
+                fixture_done(&f);
+        }
+}
+
 int main(void) {
+        test_cap_source_table();
         test_no_minimum_without_a_megabyte_in_3s();
         test_stalled_device_has_no_minimum();
         test_slowdown_seen_early();

@@ -11,6 +11,7 @@
 #include "attribution.h"
 #include "control.h"
 #include "ctl-format.h"
+#include "ctl-plot.h"
 #include "escape.h"
 #include "fake-kernel.h"
 #include "history.h"

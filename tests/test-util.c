@@ -6,7 +6,10 @@
 
 #include <fcntl.h>
 #include <stdint.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 static void test_parse_u64(void) {
         uint64_t v = 0;
@@ -143,7 +146,121 @@ static void test_log_errno(void) {
         CHECK_STREQ(log_level_to_string(LOG_INFO), "info");
 }
 
+static void test_startswith(void) {
+        static const struct { const char *s, *prefix, *rest; } rows[] = {
+                { "nr_dirty 5", "nr_dirty", " 5" },
+                { "nr_dirty", "nr_dirty", "" },
+                { "nr_dirt", "nr_dirty", NULL },
+                { "anything", "", "anything" },
+                { "", "x", NULL },
+                { "Nr_dirty", "nr_dirty", NULL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                const char *rest = startswith(rows[i].s, rows[i].prefix);
+
+                if (rows[i].rest)
+                        CHECK_STREQ(rest, rows[i].rest);
+                else
+                        CHECK(rest == NULL);
+        }
+}
+
+typedef struct kv_seen {
+        char text[256];
+        const char *stop_at;    /* a key whose callback fails with -EBADMSG */
+} kv_seen;
+
+static int kv_seen_cb(const char *key, const char *value, void *userdata) {
+        kv_seen *s = userdata;
+        size_t len = strlen(s->text);
+
+        snprintf(s->text + len, sizeof s->text - len, "[%s=%s]", key, value);
+        return s->stop_at && strcmp(key, s->stop_at) == 0 ? -EBADMSG : 0;
+}
+
+static void test_parse_kv(void) {
+        static const struct { const char *what, *text, *stop_at, *seen; int r; } rows[] = {
+                { "/proc/vmstat", "nr_dirty 12\nnr_writeback 3\n", NULL, "[nr_dirty=12][nr_writeback=3]", 0 },
+                { "meminfo: the unit after the value is dropped", "Dirty:     1234 kB\nWriteback:  0 kB", NULL,
+                  "[Dirty=1234][Writeback=0]", 0 },
+                { "/proc/PID/io: whole keys", "cancelled_write_bytes: 7\nwrite_bytes: 9\n", NULL,
+                  "[cancelled_write_bytes=7][write_bytes=9]", 0 },
+                { "tabs, blank lines, a key alone", "a\t1\n\n\nlonely\nb:\t 2\n", NULL, "[a=1][b=2]", 0 },
+                { "a key with nothing after it", "a: \nb 2", NULL, "[a=][b=2]", 0 },
+                { "a line that starts with a separator", " x 1\n:y 2\nc 3", NULL, "[c=3]", 0 },
+                { "the callback stops the walk", "a 1\nb 2\nc 3\n", "b", "[a=1][b=2]", -EBADMSG },
+                { "empty", "", NULL, "", 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                _cleanup_free_ char *buf = strdup(rows[i].text);
+                kv_seen s = { .stop_at = rows[i].stop_at };
+
+                printf("# parse_kv: %s\n", rows[i].what);
+                CHECK(buf);
+                CHECK(parse_kv(buf, kv_seen_cb, &s) == rows[i].r);
+                CHECK_STREQ(s.text, rows[i].seen);
+        }
+}
+
+static void test_memstream(void) {
+        _cleanup_memstream_ memstream ms = {};
+        _cleanup_free_ char *text = NULL, *empty = NULL;
+        size_t size = 99;
+
+        CHECK(memstream_open(&ms) != NULL);
+        fprintf(ms.f, "line %d\n", 1);
+        CHECK(fflush(ms.f) == 0);
+        CHECK_STREQ(ms.buf, "line 1\n");      /* what was written so far, while open */
+        fputs("line 2\n", ms.f);
+        CHECK(memstream_finish(&ms, &text, &size) == 0);
+        CHECK_STREQ(text, "line 1\nline 2\n");
+        CHECK_EQ_U64(size, 14);
+        CHECK(ms.f == NULL && ms.buf == NULL);
+
+        printf("# nothing written: \"\", not NULL\n");
+        CHECK(memstream_open(&ms) != NULL);
+        CHECK(memstream_finish(&ms, &empty, NULL) == 0);
+        CHECK_STREQ(empty, "");
+
+        printf("# given up on: closed and freed (ASan would tell)\n");
+        CHECK(memstream_open(&ms) != NULL);
+        fputs("dropped", ms.f);
+        memstream_done(&ms);
+        CHECK(ms.f == NULL && ms.buf == NULL);
+}
+
+/* oom() in a child: one line on stderr, then SIGABRT (what Restart=on-failure restarts). */
+static void test_oom(void) {
+        char buf[128] = "";
+        int fds[2], status = 0;
+        ssize_t n;
+        pid_t pid;
+
+        CHECK(pipe(fds) == 0);
+        pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+                struct rlimit no_core = { 0, 0 };
+
+                (void) setrlimit(RLIMIT_CORE, &no_core);
+                (void) dup2(fds[1], STDERR_FILENO);
+                oom();
+        }
+        close(fds[1]);
+        n = read(fds[0], buf, sizeof buf - 1);
+        close(fds[0]);
+        CHECK(waitpid(pid, &status, 0) == pid);
+        CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+        CHECK(n > 0 && strstr(buf, ": out of memory, aborting\n") != NULL);
+}
+
 int main(void) {
+        test_oom();
+        test_memstream();
+        test_startswith();
+        test_parse_kv();
         test_parse_u64();
         test_parse_size();
         test_parse_duration();

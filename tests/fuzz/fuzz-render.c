@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "ctl-format.h"
+#include "ctl-plot.h"
+#include "ctl-table.h"
+#include "ctl-wait.h"
 #include "escape.h"
 #include "metrics.h"
 #include "protocol.h"
