@@ -16,7 +16,7 @@
 #include "history.h"
 #include "log.h"
 #include "manager.h"
-#include "metrics.h"
+#include "metrics-print.h"
 #include "protocol.h"
 #include "knob-files.h"
 #include "tap.h"

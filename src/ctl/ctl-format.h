@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <json-c/json.h>
 
+#include "ctl-common.h"
 #include "protocol.h"
 
 /* Check a reply's envelope and, when it says ok, its result against the verb's kind (protocol_result_kind()).
@@ -53,16 +54,6 @@ uint64_t ctl_device_bw(json_object *device);
 /* Seconds to write backlog_bytes at bw_bytes_per_s: 0 with nothing to write, -1 when bw is unknown (0). */
 double ctl_clean_in_s(uint64_t backlog_bytes, uint64_t bw_bytes_per_s);
 
-/* The most a device's dirty + writeback figures can be off once it is clean: the kernel keeps them in
- * per-CPU counters read without summing (wb_stat_error(): nr_cpu_ids x WB_STAT_BATCH pages each, the
- * batch 8 x (1 + log2 nr_cpu_ids)), and a clean device can read a few KiB for good. */
-uint64_t ctl_counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size);
-/* nr_cpu_ids from "0-3" or "0,2-5" (/sys/devices/system/cpu/possible): the highest CPU + 1; -EINVAL. */
-int ctl_parse_possible_cpus(const char *s, unsigned *ret);
-
-/* Where a speed comes from, for people: "measured now", "remembered (age 3 h)", "presumed"; source is a
- * PROTOCOL_BW_* value ("-" for NULL: a daemon that does not say). */
-const char *ctl_bw_source_text(const char *source, bool has_age, uint64_t age_s, char *buf, size_t size);
 /* The same from a device's "tuning" object. */
 const char *ctl_device_bw_source(json_object *tuning, char *buf, size_t size);
 

@@ -9,7 +9,7 @@
 
 #include "ctl-format.h"
 #include "escape.h"
-#include "metrics.h"
+#include "metrics-print.h"
 #include "protocol.h"
 #include "util.h"
 
