@@ -13,6 +13,7 @@
 #include "knob-files.h"
 #include "log.h"
 #include "metrics.h"
+#include "metrics-print.h"
 #include "protocol.h"
 #include "report.h"
 #include "trace.h"

@@ -17,7 +17,7 @@
 #include "history.h"
 #include "log.h"
 #include "manager.h"
-#include "metrics.h"
+#include "metrics-print.h"
 #include "protocol.h"
 #include "knob-files.h"
 #include "tap.h"
@@ -69,7 +69,7 @@ static void test_recorded_fields(void) {
                 if (asprintf(&framed, "\n%s", dump) < 0)
                         abort();
                 if (!strstr(framed, want)) {
-                        printf("# %s lists \"%.*s\", which src/protocol.h no longer has: a field renamed, removed or "
+                        printf("# %s lists \"%.*s\", which src/shared/protocol.h no longer has: a field renamed, removed or "
                                "changed breaks clients of protocol %d (bump PROTOCOL_VERSION and record the new one)\n",
                                name, (int) strlen(want) - 2, want + 1, PROTOCOL_VERSION);
                         missing++;

@@ -18,7 +18,7 @@ ok "COPYING is the GPL version 2 text, debian/copyright says GPL-2.0-or-later"
 
 files=$(bash "$top_srcdir/scripts/add-spdx.sh" --list) || fail "scripts/add-spdx.sh --list failed"
 # the list itself: these must be on it
-for f in src/manager.c src/manager.h tests/lib.sh tests/test-spdx.sh bench/wbb/cli.py bench/wbbench \
+for f in src/daemon/manager.c src/daemon/manager.h tests/lib.sh tests/test-spdx.sh bench/wbb/cli.py bench/wbbench \
          Makefile.am configure.ac tests/fuzz/fuzz.mk debian/rules debian/wbtuned.postrm \
          shell-completion/bash/wbtunectl shell-completion/zsh/_wbtunectl; do
         grep -qxF "$f" <<< "$files" || fail "scripts/add-spdx.sh --list misses $f"

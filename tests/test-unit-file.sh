@@ -61,7 +61,7 @@ if systemd-analyze security --help 2>/dev/null | grep -q -- --threshold; then
         ok "security exposure at most 2.0"
 fi
 
-# The journal catalog: journalctl must accept it and list every event (src/events.c) once.
+# The journal catalog: journalctl must accept it and list every event (src/daemon/events.c) once.
 if command -v journalctl > /dev/null; then
         mkdir -p "$tmp/cat/usr/lib/systemd/catalog" "$tmp/cat/var/lib/systemd/catalog"
         cp "$top_srcdir/systemd/wbtuned.catalog" "$tmp/cat/usr/lib/systemd/catalog/"

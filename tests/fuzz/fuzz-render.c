@@ -12,7 +12,7 @@
 #include "ctl-table.h"
 #include "ctl-wait.h"
 #include "escape.h"
-#include "metrics.h"
+#include "metrics-print.h"
 #include "protocol.h"
 #include "util.h"
 

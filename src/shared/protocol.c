@@ -315,7 +315,7 @@ static int check_kind(json_object *o, protocol_kind kind, bool strict, const cha
                                 known = kind_has(kind, f) && strcmp(protocol_fields[f].name, key) == 0;
                         if (!known) {
                                 snprintf(sub, sizeof sub, "%.180s%s%.64s", path, *path ? "." : "", key);
-                                return fail(error, size, sub, "not in the protocol (src/protocol.h)", NULL);
+                                return fail(error, size, sub, "not in the protocol (src/shared/protocol.h)", NULL);
                         }
                 }
         }

@@ -6,8 +6,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "protocol.h"
+
 #define CONFIG_DEFAULT_PATH SYSCONFDIR "/wbtuned.conf"
-#define CONFIG_DEFAULT_SOCKET "/run/wbtuned/control"
+#define CONFIG_DEFAULT_SOCKET PROTOCOL_DEFAULT_SOCKET
 #define CONFIG_DEVICE_MAX 64
 /* metrics_textfile must end in this: node_exporter reads only such files, and a typo cannot make the
  * daemon replace some other file */

@@ -8,15 +8,11 @@
 #include <stdint.h>
 #include <json-c/json.h>
 
+#include "ctl-common.h"   /* ctl_counter_error_bytes(), ctl_parse_possible_cpus() */
+
 /* Seconds to write backlog_bytes at bw_bytes_per_s: 0 with nothing to write, -1 when bw is unknown (0). */
 double ctl_clean_in_s(uint64_t backlog_bytes, uint64_t bw_bytes_per_s);
 
-/* The most a device's dirty + writeback figures can be off once it is clean: the kernel keeps them in
- * per-CPU counters read without summing (wb_stat_error(): nr_cpu_ids x WB_STAT_BATCH pages each, the
- * batch 8 x (1 + log2 nr_cpu_ids)), and a clean device can read a few KiB for good. */
-uint64_t ctl_counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size);
-/* nr_cpu_ids from "0-3" or "0,2-5" (/sys/devices/system/cpu/possible): the highest CPU + 1; -EINVAL. */
-int ctl_parse_possible_cpus(const char *s, unsigned *ret);
 
 /* One reading of a device during `wbtunectl wait`. */
 typedef struct ctl_wait_state {

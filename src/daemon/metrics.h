@@ -61,8 +61,3 @@ int metrics_textfile_write(metrics_textfile *t, const char *path, const metrics_
 /* Remove the file written (at stop, or when the configuration names another) while it is still the
  * file written (same inode, change time and size, in a directory that passes the same checks), and forget it. */
 void metrics_textfile_remove(metrics_textfile *t);
-
-/* Client side: a metrics result's "text" pieces in order into f, exactly as sent (for promtool, a pipe
- * or a file), or escaped as every terminal output is (control characters as \xNN) when for_terminal.
- * 0, -EBADMSG (no "text" array of strings) or -EIO. */
-int metrics_print_result(json_object *result, bool for_terminal, FILE *f);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <json-c/json.h>
 
+#include "ctl-common.h"
 #include "protocol.h"
 
 /* Check a reply's envelope and, when it says ok, its result against the verb's kind (protocol_result_kind()).
@@ -46,10 +47,6 @@ const char *ctl_format_knobs(json_object *knobs, char *buf, size_t size);
 /* The bandwidth shown for a device everywhere (devices, show, top, wait): the one the policy takes for it,
  * its tuning's bw_estimate_bytes_per_s; 0 when unknown (or the device object has no tuning). */
 uint64_t ctl_device_bw(json_object *device);
-
-/* Where a speed comes from, for people: "measured now", "remembered (age 3 h)", "presumed"; source is a
- * PROTOCOL_BW_* value ("-" for NULL: a daemon that does not say). */
-const char *ctl_bw_source_text(const char *source, bool has_age, uint64_t age_s, char *buf, size_t size);
 /* The same from a device's "tuning" object. */
 const char *ctl_device_bw_source(json_object *tuning, char *buf, size_t size);
 

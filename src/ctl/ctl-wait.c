@@ -19,50 +19,6 @@ double ctl_clean_in_s(uint64_t backlog_bytes, uint64_t bw_bytes_per_s) {
         return (double) backlog_bytes / (double) bw_bytes_per_s;
 }
 
-uint64_t ctl_counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size) {
-        unsigned log2 = 0;
-
-        if (nr_cpu_ids <= 1)
-                return 2 * page_size;   /* no per-CPU parts: off by at most one page each */
-        while ((1u << (log2 + 1)) <= nr_cpu_ids)
-                log2++;
-        /* two counters: reclaimable and writeback */
-        return 2 * (uint64_t) nr_cpu_ids * 8 * (1 + log2) * page_size;
-}
-
-int ctl_parse_possible_cpus(const char *s, unsigned *ret) {
-        unsigned highest = 0;
-        bool any = false;
-
-        while (*s && *s != '\n') {
-                char *end;
-                unsigned long a, b;
-
-                errno = 0;
-                a = strtoul(s, &end, 10);
-                if (errno || end == s || a >= 1u << 20)
-                        return -EINVAL;
-                b = a;
-                if (*end == '-') {
-                        s = end + 1;
-                        b = strtoul(s, &end, 10);
-                        if (errno || end == s || b < a || b >= 1u << 20)
-                                return -EINVAL;
-                }
-                highest = MAX(highest, (unsigned) b);
-                any = true;
-                if (*end == ',')
-                        end++;
-                else if (*end && *end != '\n')
-                        return -EINVAL;
-                s = end;
-        }
-        if (!any)
-                return -EINVAL;
-        *ret = highest + 1;
-        return 0;
-}
-
 double ctl_wait_done_percent(const ctl_wait_state *w) {
         uint64_t backlog = w->dirty_bytes + w->writeback_bytes, max = MAX(w->max_backlog_bytes, backlog);
 

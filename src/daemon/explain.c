@@ -2,7 +2,7 @@
 /* Tuning decisions for people and scripts: for each knob its current, desired and original value, who
  * owns it, and why. */
 #include "escape.h"
-#include "ctl-format.h"
+#include "ctl-common.h"
 #include "explain.h"
 #include "protocol.h"
 #include "report.h"

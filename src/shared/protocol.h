@@ -15,6 +15,9 @@
  * bump it: clients ignore fields they do not know. Version 1 was the unversioned protocol. */
 #define PROTOCOL_VERSION 2
 
+/* Where the daemon listens unless wbtuned.conf says otherwise, and where wbtunectl connects. */
+#define PROTOCOL_DEFAULT_SOCKET "/run/wbtuned/control"
+
 /* Verbs (requests' "verb"). */
 #define PROTOCOL_VERB_STATUS  "status"
 #define PROTOCOL_VERB_DEVICES "devices"

@@ -11,15 +11,14 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "config.h"
-#include "control.h"
+#include "control-client.h"
 #include "ctl-format.h"
 #include "ctl-plot.h"
 #include "ctl-table.h"
 #include "ctl-wait.h"
 #include "escape.h"
 #include "pager.h"
-#include "metrics.h"
+#include "metrics-print.h"
 #include "protocol.h"
 #include "util.h"
 
@@ -44,7 +43,7 @@ static void json_object_putp(json_object **o) {
         json_object_put(*o);
 }
 
-static const char *arg_socket = CONFIG_DEFAULT_SOCKET;
+static const char *arg_socket = PROTOCOL_DEFAULT_SOCKET;
 static json_mode arg_json = JSON_OFF;
 static int arg_timeout_ms = REPLY_TIMEOUT_MS_DEFAULT;   /* for each reply; wait: see arg_wait_timeout_ms */
 static bool arg_timeout_set;
@@ -762,7 +761,7 @@ static void help(void) {
                "  0 success, 1 the daemon answered with an error, 2 usage error,\n"
                "  3 the daemon is not reachable or its reply cannot be read, 4 permission denied,\n"
                "  5 wait: the device still held dirty data when --timeout passed.\n"
-               "\nSee wbtunectl(8).\n", CONFIG_DEFAULT_SOCKET);
+               "\nSee wbtunectl(8).\n", PROTOCOL_DEFAULT_SOCKET);
 }
 
 static int usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Control socket: line-delimited JSON requests and replies on a unix stream socket. */
+/* Control socket, the daemon's end: line-delimited JSON requests and replies on a unix stream socket. */
 #pragma once
 
 #include <stdbool.h>
@@ -9,12 +9,13 @@
 #include <json-c/json.h>
 #include <systemd/sd-event.h>
 
+#include "control-client.h"   /* the strict JSON parse both ends use */
+
 #define CONTROL_LINE_MAX (64 * 1024)   /* longest accepted request line */
 #define CONTROL_CLIENTS_MAX 64         /* more connections are accepted and closed */
 #define CONTROL_CLIENTS_PER_UID 16     /* per non-root uid, so one user cannot lock out the others */
 #define CONTROL_CLIENTS_ROOT_RESERVED 8 /* of CONTROL_CLIENTS_MAX, only for uid 0 */
 #define CONTROL_OUTPUT_PAUSE (256u * 1024)  /* queued reply bytes above which a client's requests wait */
-#define CONTROL_REPLY_MAX ((size_t) 256 << 20) /* client side: the longest reply we accept */
 
 /* A result too big to build at once (devices, top, history): the handler builds its small members
  * (the head) and names one member, an array or an object keyed by name, whose items next() makes one
@@ -67,22 +68,5 @@ size_t control_server_peak_queued_bytes(const control_server *s);
 json_object *control_handle_request(const control_verb *verbs, size_t n_verbs, void *userdata, uid_t uid,
                                     const char *line, size_t len, control_stream *ret_stream);
 
-/* Client side, used by wbtunectl and the tests: connect, send one request, read one reply, giving up
- * after timeout_ms without progress. -ENOENT/-ECONNREFUSED when no daemon listens, -ECONNRESET when
- * it closed the connection before answering, -EPIPE when it closed it in the middle of a reply,
- * -EFBIG for a reply longer than CONTROL_REPLY_MAX, -EBADMSG for one that is not a JSON object. */
-int control_call(const char *path, json_object *request, json_object **reply, int timeout_ms);
-
-/* Strict JSON parse of exactly s[0..len) (trailing blanks allowed). 0, -EINVAL or -ENOMEM. Refuses
- * what control_json_ascii() refuses, then hands json-c the ASCII form, so json-c's release (0.18's
- * strict mode refuses every non-ASCII byte in a string) changes nothing. */
-int control_parse_json(const char *s, size_t len, json_object **ret);
-/* The same JSON text in ASCII: each character past U+007F in a string becomes a \uXXXX escape (a
- * surrogate pair past U+FFFF). -EINVAL for what is not JSON's UTF-8: bytes that are not UTF-8 (also
- * overlong forms and encoded surrogates), a raw control (< 0x20) in a string, a byte past 0x7f or a
- * control but tab, newline and CR outside one. *ret (NUL-terminated, *ret_len bytes) is the caller's. */
-int control_json_ascii(const char *s, size_t len, char **ret, size_t *ret_len);
 /* {"ok":false,"error":message,"errno":"EXXX"}; message NULL = strerror(error). error may be +/-. */
 json_object *control_reply_error(int error, const char *message);
-/* "EPERM" -> EPERM (positive); 0 if unknown. */
-int control_errno_from_name(const char *name);

@@ -653,30 +653,6 @@ static void add_field(ctl_kv_list *l, json_object *device, const char *label, fi
         }
 }
 
-const char *ctl_bw_source_text(const char *source, bool has_age, uint64_t age_s, char *buf, size_t size) {
-        if (!source)
-                snprintf(buf, size, "-");
-        else if (strcmp(source, PROTOCOL_BW_MEASURED) == 0)
-                snprintf(buf, size, "measured now");
-        else if (strcmp(source, PROTOCOL_BW_REMEMBERED) == 0 && has_age) {
-                if (age_s < 120)
-                        snprintf(buf, size, "remembered (age %" PRIu64 " s)", age_s);
-                else if (age_s < 120 * 60)
-                        snprintf(buf, size, "remembered (age %" PRIu64 " min)", age_s / 60);
-                else if (age_s < 48 * 3600)
-                        snprintf(buf, size, "remembered (age %" PRIu64 " h)", age_s / 3600);
-                else
-                        snprintf(buf, size, "remembered (age %" PRIu64 " d)", age_s / 86400);
-        } else if (strcmp(source, PROTOCOL_BW_REMEMBERED) == 0)
-                snprintf(buf, size, "remembered");
-        else if (strcmp(source, PROTOCOL_BW_PRESUMED) == 0)
-                snprintf(buf, size, "presumed");
-        else
-                /* a newer daemon's word: shown, escaped, rather than taken for one we know */
-                escape_text(source, buf, size);
-        return buf;
-}
-
 const char *ctl_device_bw_source(json_object *tuning, char *buf, size_t size) {
         json_object *source = proto_get(tuning, PF_DEVICE_TUNING_BW_SOURCE);
 

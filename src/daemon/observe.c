@@ -14,7 +14,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "ctl-wait.h"
+#include "ctl-common.h"
 #include "devnames.h"
 #include "escape.h"
 #include "log.h"
