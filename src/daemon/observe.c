@@ -330,15 +330,6 @@ static int read_meminfo(observe_ctx *ctx, global_state *g) {
         return 0;
 }
 
-uint64_t counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size) {
-        unsigned log2 = 0;
-
-        nr_cpu_ids = MAX(nr_cpu_ids, 1u);
-        while ((1u << (log2 + 1)) <= nr_cpu_ids)
-                log2++;
-        return (uint64_t) nr_cpu_ids * 8 * (1 + log2) * page_size;
-}
-
 uint64_t bdi_device_noise_floor(const bdi_device *d) {
         return MAX(1024ULL * 1024ULL, d->counter_error_bytes);
 }

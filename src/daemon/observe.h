@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "ctl-common.h"
 #include "knobs.h"
 #include "memcg.h"
 
@@ -164,9 +165,7 @@ const bdi_device *sample_find_device(const sample *s, const char *key);
 bool bdi_device_active(const bdi_device *d);
 /* The largest of its bandwidth figures (WbWriteBandwidth, BdiWriteBandwidth, our own rate); 0 if none. */
 uint64_t bdi_device_best_bw(const bdi_device *d);
-/* wb_stat_error() in bytes (include/linux/backing-dev.h): nr_cpu_ids x 8 x (1 + ilog2(nr_cpu_ids)) pages,
- * how far a per-CPU counter read unsummed may be from the truth. */
-uint64_t counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size);
+/* counter_error_bytes(): ctl-common.h, shared with wbtunectl's wait */
 /* The least a per-device counter must show to count as that much, not the counters' error: max(1 MiB, error). */
 uint64_t bdi_device_noise_floor(const bdi_device *d);
 /* How far above a cap a device's backlog may be and still be the kernel's batching, not a writer that

@@ -10,15 +10,20 @@
 #include "protocol.h"
 #include "util.h"
 
-uint64_t ctl_counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size) {
+uint64_t counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size) {
         unsigned log2 = 0;
 
-        if (nr_cpu_ids <= 1)
-                return 2 * page_size;   /* no per-CPU parts: off by at most one page each */
+        nr_cpu_ids = MAX(nr_cpu_ids, 1u);
         while ((1u << (log2 + 1)) <= nr_cpu_ids)
                 log2++;
+        return (uint64_t) nr_cpu_ids * 8 * (1 + log2) * page_size;
+}
+
+uint64_t ctl_counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size) {
+        if (nr_cpu_ids <= 1)
+                return 2 * page_size;   /* no per-CPU parts: off by at most one page each */
         /* two counters: reclaimable and writeback */
-        return 2 * (uint64_t) nr_cpu_ids * 8 * (1 + log2) * page_size;
+        return 2 * counter_error_bytes(nr_cpu_ids, page_size);
 }
 
 int ctl_parse_possible_cpus(const char *s, unsigned *ret) {

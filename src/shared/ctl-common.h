@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* wb_stat_error() in bytes (include/linux/backing-dev.h): nr_cpu_ids x 8 x (1 + ilog2(nr_cpu_ids)) pages,
+ * how far one per-CPU counter read unsummed may be from the truth. */
+uint64_t counter_error_bytes(unsigned nr_cpu_ids, uint64_t page_size);
 /* The most a device's dirty + writeback figures can be off once it is clean: the kernel keeps them in
  * per-CPU counters read without summing (wb_stat_error(): nr_cpu_ids x WB_STAT_BATCH pages each, the
  * batch 8 x (1 + log2 nr_cpu_ids)), and a clean device can read a few KiB for good. */
