@@ -346,7 +346,7 @@ static bool shield_candidate(const device_decision *dd, const bdi_device *dev) {
  * cap and an equal minimum: its share (by need) of GUARD_SHIELD_ROOM_PERCENT of what the stuck data
  * leaves, at most its need or the policy's cap. A cap within a step of the one in force is kept. */
 static void guard_shield(const sample *s, guard_state *st, uint64_t limit_bytes, decision *d) {
-        uint64_t stuck, need, room, mins = 0, budget;
+        uint64_t stuck, need, room, mins, budget;
         char a[16], b[16], c[16], e[16];
 
         pool_demand(s, d, &stuck, &need);
@@ -359,15 +359,11 @@ static void guard_shield(const sample *s, guard_state *st, uint64_t limit_bytes,
         /* all minimums together stay within GUARD_HOLD_BUDGET_PERCENT, the holds' (which cover what is
          * stuck) and every other's counted as wanted now: room the shield took beyond that would be scaled
          * down with them, and leave a hold short of its backlog, its writers stopped */
+        mins = decision_unmanaged_minimums(d, s, limit_bytes);
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++) {
                 const knob_decision *kmin = &d->devices[i].knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
-                uint64_t v;
 
-                if (!d->devices[i].managed) {
-                        if (knob_reading_value(KNOB_MIN_BYTES, &s->devices[i].knobs.k[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST],
-                                               limit_bytes, &v))
-                                mins += v;
-                } else if (kmin->wanted && !shield_candidate(&d->devices[i], &s->devices[i]))
+                if (d->devices[i].managed && kmin->wanted && !shield_candidate(&d->devices[i], &s->devices[i]))
                         mins += kmin->value;
         }
         budget = limit_bytes / 100 * GUARD_HOLD_BUDGET_PERCENT;

@@ -772,6 +772,18 @@ static const bdi_device *fit_device(const decision *out, const sample *s, size_t
         return i < s->n_devices && strcmp(s->devices[i].bdi, out->devices[i].bdi) == 0 ? &s->devices[i] : NULL;
 }
 
+uint64_t decision_unmanaged_minimums(const decision *out, const sample *s, uint64_t limit) {
+        uint64_t sum = 0, v;
+
+        for (size_t i = 0; i < out->n_devices; i++) {
+                const bdi_device *dev = fit_device(out, s, i);
+
+                if (!out->devices[i].managed && dev && reading_of_limit(dev, KNOB_MIN_BYTES, limit, &v))
+                        sum += v;
+        }
+        return sum;
+}
+
 static unsigned min_group(const decision *out, const sample *s, size_t i) {
         const device_decision *dd = &out->devices[i];
 
@@ -786,7 +798,8 @@ static unsigned min_group(const decision *out, const sample *s, size_t i) {
  * (__wb_calc_thresh()): one budget for all, the innocents' first. */
 void decision_fit_minimums(decision *out, const sample *s, uint64_t limit, unsigned hold_budget_percent) {
         unsigned hold_percent = MAX(hold_budget_percent, MIN_BUDGET_PERCENT);
-        uint64_t sum[_MIN_GROUP_MAX] = { 0 }, fixed = 0, used = 0, room;
+        /* an excluded device's minimum is as the kernel holds it, not ours to fit */
+        uint64_t sum[_MIN_GROUP_MAX] = { 0 }, fixed = decision_unmanaged_minimums(out, s, limit), used = 0, room;
         char a[16];
 
         for (size_t i = 0; i < out->n_devices; i++) {
@@ -795,13 +808,7 @@ void decision_fit_minimums(decision *out, const sample *s, uint64_t limit, unsig
                 const bdi_device *dev = fit_device(out, s, i);
                 uint64_t v;
 
-                if (!dd->managed) {
-                        /* an excluded device's minimum is as the kernel holds it, not ours to fit */
-                        if (dev && reading_of_limit(dev, KNOB_MIN_BYTES, limit, &v))
-                                fixed += v;
-                        continue;
-                }
-                if (!k->wanted)
+                if (!dd->managed || !k->wanted)
                         continue;
                 /* FUSE's own max (1 %) is never raised (plan.c): more of a minimum would be budget lost */
                 if (dev && (dev->traits & BDI_TRAIT_FUSE) && reading_of_limit(dev, KNOB_MAX_BYTES, limit, &v) &&

@@ -125,6 +125,9 @@ uint64_t policy_fast_tick_ms(const sample *s, const policy_state *st, const deci
  * what hold_budget_percent leaves after all those. A FUSE device's counts at most its own max (the kernel's
  * 1 %, never raised). Scaled values say so in their reason. Pure. */
 void decision_fit_minimums(decision *d, const sample *s, uint64_t limit, unsigned hold_budget_percent);
+/* The minimums of the devices the daemon does not manage, their ratios as the kernel holds them, in bytes
+ * of limit: what every fit of the others' minimums must leave them. */
+uint64_t decision_unmanaged_minimums(const decision *d, const sample *s, uint64_t limit);
 
 /* Where a device's cap comes from this tick (policy_choose_cap()). */
 typedef enum cap_source {
