@@ -23,8 +23,8 @@
  * (threshold + its background share) / 2, 3/4 of it with background at half the limit, and
  * wb_position_ratio()'s cubic gives about half the rate limit at 95 %. A strict hold keeps the cap this
  * much above what the device holds: its writers are paced below the device's speed, never stopped, the
- * backlog comes down and the cap follows it (issue 21: a cap held below the backlog stopped the writer of a
- * bursty 8 MB/s device for 4.2 s; one held at its freerun point let the writer keep pace with the device). */
+ * backlog comes down and the cap follows it (measured: a cap held below the backlog stopped the writer of
+ * a bursty 8 MB/s device for 4.2 s; one held at its freerun point let the writer keep pace with the device). */
 #define GUARD_STRICT_HEADROOM_PERCENT 5
 /* ... and at least this much above it, and what the device completes at once (device_decision's
  * burst_bytes): the kernel's batches (4M writeback chunks) move a small backlog by more than 5 %. */
@@ -40,9 +40,9 @@
  * sum of min ratios, but those pages take that room from the global limit anyway, and the guard keeps the
  * freerun point above them (GUARD_MARGIN_BYTES), so the others below it are not throttled at all. Without
  * it the held device's threshold, min(max, min + share), falls below its backlog and its writers stop
- * (pos_ratio 0) instead of coming down paced (issue 21). The kernel refuses a sum of 100 %. */
+ * (pos_ratio 0) instead of coming down paced. The kernel refuses a sum of 100 %. */
 #define GUARD_HOLD_BUDGET_PERCENT 90
-/* The shield (issue 22 item 8): when what is stuck on capped devices plus the room the active uncapped
+/* The shield for the innocent: when what is stuck on capped devices plus the room the active uncapped
  * ones are sized for does not fit in the limit let through (a device that slowed holds most of a pinned
  * pool), those writing are made strict with a cap (and min_bytes) sharing this much of what the stuck
  * data leaves: a strict wb below its own freerun point (3/4 of its threshold) is not throttled at all,

@@ -91,7 +91,7 @@ int control_json_ascii(const char *s, size_t len, char **ret, size_t *ret_len) {
 
 int control_parse_json(const char *s, size_t len, json_object **ret) {
         /* json-c sees ASCII only: its strict mode differs in what it lets through in a string from one
-         * release to the next (0.18 refuses every byte above 0x7f, issue 25); these checks are ours */
+         * release to the next (0.18 refuses every byte above 0x7f as a control character); these checks are ours */
         _cleanup_free_ char *copy = NULL;
         size_t copy_len = 0;
         int r = control_json_ascii(s, len, &copy, &copy_len);
