@@ -89,19 +89,20 @@ memcg_dd() {   # memcg_dd PROPERTY=VALUE FILE: one dd of MEMCG_MB MB to the fast
                 dd if=/dev/zero of=/mnt/fast/memcg bs=1M count="$MEMCG_MB" > "$2" 2>&1
         rm -f /mnt/fast/memcg
 }
+settle() {   # nothing dirty and no page cache left from the run before
+        timeout 120 sync
+        echo 3 > /proc/sys/vm/drop_caches
+}
 memcg_write() {   # memcg_write PHASE: MEMCG_REPEAT runs of each kind, memcg{,high,beside}-PHASE-N.txt
         local i host
         for ((i = 1; i <= MEMCG_REPEAT; i++)); do
-                timeout 120 sync
-                echo 3 > /proc/sys/vm/drop_caches
+                settle
                 note "memcg writer ($1 $i): MemoryMax=$MEMCG_MAX, $MEMCG_MB MB to $fast_dev"
                 memcg_dd MemoryMax="$MEMCG_MAX" "$out/memcg-$1-$i.txt"
-                timeout 120 sync
-                echo 3 > /proc/sys/vm/drop_caches
+                settle
                 note "memcg writer ($1 $i): MemoryHigh=$MEMCG_MAX, $MEMCG_MB MB to $fast_dev"
                 memcg_dd MemoryHigh="$MEMCG_MAX" "$out/memcghigh-$1-$i.txt"
-                timeout 120 sync
-                echo 3 > /proc/sys/vm/drop_caches
+                settle
                 note "memcg writer ($1 $i): MemoryMax=$MEMCG_MAX beside a host writer of $BESIDE_MB MB to $slow_dev at $SLOW_BPS B/s"
                 systemd-run --quiet --wait --pipe --collect -p IOWriteBandwidthMax="$slow_dev $SLOW_BPS" \
                         dd if=/dev/zero of=/mnt/slow/beside bs=1M count="$BESIDE_MB" > "$out/hostbeside-$1-$i.txt" 2>&1 &

@@ -575,12 +575,12 @@ static void loader_section(loader *l, char *inner) {
                 l->section = SECTION_POLICY;
                 return;
         }
-        if (strncmp(inner, "device", 6) != 0 || (inner[6] && inner[6] != ' ' && inner[6] != '\t' && inner[6] != '"')) {
+        match = startswith(inner, "device");
+        if (!match || (*match && *match != ' ' && *match != '\t' && *match != '"')) {
                 loader_error(l, l->file, l->line,
                              "[%s]: unknown section (allowed: daemon, policy, device \"<match>\")", inner);
                 return;
         }
-        match = inner + 6;
         while (*match == ' ' || *match == '\t')
                 match++;
         if (*match == 0) {
