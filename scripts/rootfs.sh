@@ -5,7 +5,8 @@
 #   bash scripts/rootfs.sh [base] [SUITE]   prints the cached rootfs's path, building it first when
 #                                 missing: a minbase SUITE (default bookworm; trixie too) with systemd
 #                                 as init and the runtime libraries wbtuned links, to boot with nspawn
-#   bash scripts/rootfs.sh vm     the same plus udev, kmod, e2fsprogs and two kernels with their
+#   bash scripts/rootfs.sh vm     the same plus udev, kmod, e2fsprogs, dmsetup, cryptsetup, the NFS
+#                                 server and two kernels with their
 #                                 initrds in /boot: bookworm's linux-image-amd64 (6.1) and, when
 #                                 the mirror has it, bookworm-backports' (6.12)
 #   bash scripts/rootfs.sh build SUITE CONTROL
@@ -33,7 +34,7 @@ control=${3:-}
 # libmount1 is essential)
 packages=(systemd systemd-sysv dbus libsystemd0 procps libnl-3-200 libnl-genl-3-200 libinih1 libjson-c5)
 # booting a kernel: udev, modules, an initrd, mkfs for the loop devices
-vm_packages=(udev kmod e2fsprogs initramfs-tools zstd linux-image-amd64)
+vm_packages=(udev kmod e2fsprogs initramfs-tools zstd linux-image-amd64 dmsetup cryptsetup-bin nfs-kernel-server)
 # a package build: build-essential only; the Build-Depends are the test's to install
 build_packages=(build-essential)
 cache=${WBTUNED_TEST_CACHE:-/var/cache/wbtuned-test}

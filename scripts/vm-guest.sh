@@ -105,7 +105,7 @@ memcg_write() {   # memcg_write PHASE: MEMCG_REPEAT runs of each kind, memcg{,hi
                 settle
                 note "memcg writer ($1 $i): MemoryMax=$MEMCG_MAX beside a host writer of $BESIDE_MB MB to $slow_dev at $SLOW_BPS B/s"
                 systemd-run --quiet --wait --pipe --collect -p IOWriteBandwidthMax="$slow_dev $SLOW_BPS" \
-                        dd if=/dev/zero of=/mnt/slow/beside bs=1M count="$BESIDE_MB" > "$out/hostbeside-$1-$i.txt" 2>&1 &
+                        dd if=/dev/zero of=/mnt/slow/beside bs=1M count="$BESIDE_MB" conv=fsync > "$out/hostbeside-$1-$i.txt" 2>&1 &
                 host=$!
                 sleep 2
                 memcg_dd MemoryMax="$MEMCG_MAX" "$out/memcgbeside-$1-$i.txt"
@@ -160,6 +160,168 @@ rm -f /mnt/slow/f /mnt/fast/f
 memcg_write daemon
 wbtunectl --json status > "$out/status.end.json" 2>&1
 
+# --- a stacked, a failing and a network device (issue 22 items 5, 6, 7) ----------------------------
+# Each case keeps its raw figures in out/<case>/; vm-matrix-report.py judges them.
+bdi_knobs() {   # bdi_knobs MAJ:MIN: the knobs as the kernel has them, one line
+        local b=/sys/class/bdi/$1 f v line=
+        for f in max_bytes min_ratio max_ratio strict_limit; do
+                v=$(cat "$b/$f" 2> /dev/null || echo -)
+                line+=" $f=$v"
+        done
+        echo "${line# }"
+}
+devnum() { local m; m=$(stat -L -c '%t:%T' "$1") && printf '%d:%d\n' "0x${m%:*}" "0x${m#*:}"; }
+
+# item 5: LUKS-like dm-crypt over an LVM-like dm-linear over the USB stick qemu gives the guest. The
+# pages sit on the crypt device's BDI: it must inherit the stick's traits (usb, removable) two levels
+# up, take the first bound of a slow device, and match [device "usb"]; the stick and the linear device
+# (lower devices) must be left as the kernel has them.
+stack_case() {
+        local o=$out/stack stick='' b t phase
+        mkdir -p "$o"
+        for b in /sys/block/sd*; do
+                [[ $(readlink -f "$b") == */usb* ]] && { stick=/dev/${b##*/}; break; }
+        done
+        [[ -n $stick ]] || { echo "skip no USB disk in /sys/block" > "$o/result"; return; }
+        head -c 64 /dev/urandom > /run/wbvm.key
+        dmsetup create wbvm-lin --table "0 $(blockdev --getsz "$stick") linear $stick 0" &&
+                cryptsetup open --type plain --cipher aes-xts-plain64 --key-size 512 --key-file /run/wbvm.key \
+                        /dev/mapper/wbvm-lin wbvm-crypt &&
+                mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/mapper/wbvm-crypt &&
+                mkdir -p /mnt/stack && mount /dev/mapper/wbvm-crypt /mnt/stack ||
+                { echo "skip building the stack failed" > "$o/result"; stack_down; return; }
+        printf 'stick %s\nlinear %s\ncrypt %s\n' "$(devnum "$stick")" "$(devnum /dev/mapper/wbvm-lin)" \
+                "$(devnum /dev/mapper/wbvm-crypt)" > "$o/devices"
+        for b in stick linear crypt; do
+                echo "$b $(bdi_knobs "$(awk -v n=$b '$1 == n { print $2 }' "$o/devices")")"
+        done > "$o/knobs.before"
+        sleep 3    # a tick or more: the daemon sees the stack before its first write
+        for b in stick linear crypt; do
+                echo "$b $(bdi_knobs "$(awk -v n=$b '$1 == n { print $2 }' "$o/devices")")"
+        done > "$o/knobs.idle"
+        wbtunectl --json devices > "$o/devices.idle.json" 2> /dev/null
+        note "stack: $STACK_MB MB to dm-crypt over dm-linear over $stick"
+        systemd-run --quiet --unit=wbvm-stack dd if=/dev/zero of=/mnt/stack/f bs=1M count="$STACK_MB" conv=fsync
+        printf 't\tphase\tdevice\tknobs\n' > "$o/samples.tsv"
+        for ((t = 0; t < 20; t++)); do
+                phase=default
+                if (( t == 12 )); then
+                        # the admin's [device "usb"] must reach the encrypted stick
+                        mkdir -p /etc/wbtuned.conf.d
+                        printf '[device "usb"]\nmax_bytes = 12M\nstrict_limit = yes\n' > /etc/wbtuned.conf.d/60-vm-usb.conf
+                        systemctl reload wbtuned.service > "$o/reload.txt" 2>&1
+                fi
+                (( t >= 12 )) && phase=usb-section
+                for b in stick linear crypt; do
+                        printf '%s\t%s\t%s\t%s\n' "$t" "$phase" "$b" \
+                                "$(bdi_knobs "$(awk -v n=$b '$1 == n { print $2 }' "$o/devices")")" >> "$o/samples.tsv"
+                done
+                wbtunectl --json devices > "$o/devices.$t.json" 2> /dev/null
+                sleep 1
+        done
+        systemctl stop wbvm-stack.service 2> /dev/null
+        journalctl -q --no-pager -o cat -u wbvm-stack.service > "$o/writer.txt" 2>&1
+        rm -f /etc/wbtuned.conf.d/60-vm-usb.conf
+        systemctl reload wbtuned.service >> "$o/reload.txt" 2>&1
+        stack_down
+        echo 'done' > "$o/result"
+}
+stack_down() {
+        umount /mnt/stack 2> /dev/null
+        cryptsetup close wbvm-crypt 2> /dev/null
+        dmsetup remove wbvm-lin 2> /dev/null
+        rm -f /run/wbvm.key
+}
+
+# item 6: a device that fails with dirty pages (dm-linear over a loop, swapped for the error target
+# under the mounted ext4 while a throttled writer fills it) and then vanishes (dmsetup remove). The
+# fast device's writer must keep its pace; the gone device must leave the daemon's lists and knobs.
+# Run with the daemon and with the kernel alone (PHASE).
+failing_case() {
+        local o=$out/failing-$1 lo sectors dev t
+        mkdir -p "$o"
+        truncate -s 4G /var/lib/wbtuned-vm/fail.img
+        lo=$(losetup --find --show --direct-io=on /var/lib/wbtuned-vm/fail.img)
+        sectors=$(blockdev --getsz "$lo")
+        dmsetup create wbvm-fail --table "0 $sectors linear $lo 0" &&
+                mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/mapper/wbvm-fail &&
+                mkdir -p /mnt/fail && mount /dev/mapper/wbvm-fail /mnt/fail ||
+                { echo "skip building the device failed" > "$o/result"; failing_down "$lo"; return; }
+        dev=$(devnum /dev/mapper/wbvm-fail)
+        echo "$dev" > "$o/device"
+        settle
+        note "failing ($1): the fast writer alone, $FAIL_FAST_MB MB"
+        dd if=/dev/zero of=/mnt/fast/solo bs=1M count="$FAIL_FAST_MB" > "$o/fast-solo.txt" 2>&1
+        rm -f /mnt/fast/solo
+        settle
+        note "failing ($1): a writer to $dev at $SLOW_BPS B/s, then the error target under it"
+        systemd-run --quiet --unit=wbvm-fail -p IOWriteBandwidthMax="/dev/mapper/wbvm-fail $SLOW_BPS" \
+                dd if=/dev/zero of=/mnt/fail/f bs=1M count=3000
+        sleep 8
+        wbtunectl --json devices > "$o/devices.before-error.json" 2> /dev/null
+        bdi_knobs "$dev" > "$o/knobs.before-error"
+        dmsetup suspend --noflush wbvm-fail && dmsetup load wbvm-fail --table "0 $sectors error" &&
+                dmsetup resume wbvm-fail
+        echo $? > "$o/swap.rc"
+        note "failing ($1): the fast writer beside the failing device"
+        dd if=/dev/zero of=/mnt/fast/beside bs=1M count="$FAIL_FAST_MB" > "$o/fast-failing.txt" 2>&1
+        rm -f /mnt/fast/beside
+        wbtunectl --json devices > "$o/devices.failing.json" 2> /dev/null
+        bdi_knobs "$dev" > "$o/knobs.failing"
+        systemctl stop wbvm-fail.service 2> /dev/null
+        systemctl show -p ActiveState -p ExecMainStatus wbvm-fail.service > "$o/writer.state" 2>&1
+        umount /mnt/fail 2> "$o/umount.txt" || umount -l /mnt/fail
+        dmsetup remove wbvm-fail 2> "$o/remove.txt"
+        echo $? > "$o/remove.rc"
+        for ((t = 0; t < 4; t++)); do
+                sleep 1
+                wbtunectl --json devices > "$o/devices.gone.$t.json" 2> /dev/null
+        done
+        failing_down "$lo"
+        dmesg | grep -iE 'wbvm|dm-|I/O error|EXT4-fs error' | tail -n 20 > "$o/dmesg.txt"
+        echo 'done' > "$o/result"
+}
+failing_down() {
+        umount /mnt/fail 2> /dev/null
+        dmsetup remove wbvm-fail 2> /dev/null
+        losetup -d "$1" 2> /dev/null
+        rm -f /var/lib/wbtuned-vm/fail.img
+}
+
+# item 7: a loopback NFS export is a real NFS mount: an anonymous 0:NN BDI that must be named by
+# server:export, bounded from its first write, and remembered by that name across a remount (which
+# gives it a new 0:NN).
+nfs_case() {
+        local o=$out/nfs i dev
+        mkdir -p "$o" /srv/wbvm /mnt/nfs
+        command -v exportfs > /dev/null || { echo "skip no nfs-kernel-server" > "$o/result"; return; }
+        echo '/srv/wbvm 127.0.0.1(rw,no_root_squash,no_subtree_check,fsid=1)' > /etc/exports
+        systemctl restart nfs-server.service > "$o/nfs-server.txt" 2>&1 && exportfs -ra ||
+                { echo "skip nfs-server did not start" > "$o/result"; return; }
+        for i in 1 2; do
+                mount -t nfs -o vers=4.2 127.0.0.1:/srv/wbvm /mnt/nfs 2> "$o/mount-$i.txt" ||
+                        { echo "skip mount -t nfs failed" > "$o/result"; return; }
+                dev=$(mountpoint -d /mnt/nfs)
+                echo "$dev" > "$o/device-$i"
+                sleep 3
+                wbtunectl --json devices > "$o/devices.$i.before.json" 2> /dev/null
+                note "nfs ($i): $NFS_MB MB to $dev"
+                dd if=/dev/zero of=/mnt/nfs/f bs=1M count="$NFS_MB" conv=fsync > "$o/dd-$i.txt" 2>&1 &
+                for ((t = 0; t < 8; t++)); do
+                        sleep 1
+                        wbtunectl --json devices > "$o/devices.$i.$t.json" 2> /dev/null
+                done
+                wait
+                rm -f /mnt/nfs/f
+                umount /mnt/nfs
+        done
+        systemctl stop nfs-server.service
+        echo 'done' > "$o/result"
+}
+stack_case
+failing_case daemon
+nfs_case
+
 # --- stop: every knob back ------------------------------------------------------------------------
 note "systemctl stop wbtuned"
 systemctl stop wbtuned.service
@@ -209,8 +371,9 @@ if [[ $(uname -r) == 6.12.* ]]; then
         } > "$out/readonly"
 fi
 
-# --- the memcg writers, kernel alone again (kernel-alone runs bracket the daemon's) ---------------
+# --- the memcg writers and the failing device, kernel alone again (these bracket the daemon's runs) ---
 memcg_write kernel-after
+failing_case kernel
 # the slow device's dirty data drains at its throttled speed before the devices go
 timeout 120 sync
 note "done"

@@ -193,7 +193,137 @@ def kernel_column(d):
         col["%s, with the daemon, /s" % name] = fmt(with_daemon)
         col["%s: with / alone (must be >= 0.9)" % name] = (
             "%.2f %s" % (daemon / alone, "ok" if daemon / alone >= 0.9 else "WORSE") if alone and daemon else "?")
+    stack_rows(d, col)
+    failing_rows(d, col)
+    nfs_rows(d, col)
     return col
+
+
+def device_in(j, bdi):
+    for x in devices_of(j):
+        if x.get("bdi") == bdi:
+            return x
+    return None
+
+
+def knob_fields(text):
+    """'max_bytes=1 min_ratio=0 ...' -> dict of ints ('-' for a missing file stays a string)."""
+    out = {}
+    for w in (text or "").split():
+        k, _, v = w.partition("=")
+        out[k] = int(v) if v.isdigit() else v
+    return out
+
+
+def skipped(o, col, row):
+    res = (read(os.path.join(o, "result")) or "").strip()
+    if not res:
+        col[row] = "not run (an older guest script, or the guest stopped before it)"
+        return True
+    if res.startswith("skip"):
+        col[row] = "SKIP: " + res[5:]
+        return True
+    return False
+
+
+def stack_rows(d, col):
+    """Item 5: dm-crypt over dm-linear over a USB stick."""
+    o = os.path.join(d, "stack")
+    row = "stack (dm-crypt/dm-linear/USB stick): verdict"
+    if skipped(o, col, row):
+        return
+    devs = kv_lines(os.path.join(o, "devices"))
+    crypt = devs.get("crypt")
+    samples = [l.split("\t") for l in (read(os.path.join(o, "samples.tsv")) or "").splitlines()[1:]]
+    traits = None
+    for t in range(20):
+        x = device_in(load_json(os.path.join(o, "devices.%d.json" % t)), crypt)
+        if x is not None:
+            traits = x.get("traits", [])
+            break
+    crypt_default = [knob_fields(s[3]) for s in samples if s[2] == "crypt" and s[1] == "default" and int(s[0]) >= 2]
+    crypt_section = [knob_fields(s[3]) for s in samples if s[2] == "crypt" and s[1] == "usb-section"]
+    lower_bad = ["%s t=%s %s" % (s[2], s[0], s[3]) for s in samples
+                 if s[2] in ("stick", "linear") and s[1] == "default" and int(s[0]) >= 2
+                 and (knob_fields(s[3]).get("strict_limit") not in (0, "-") or knob_fields(s[3]).get("min_ratio") != 0
+                      or knob_fields(s[3]).get("max_ratio") != 100)]
+    idle = knob_fields(kv_lines(os.path.join(o, "knobs.idle")).get("crypt"))
+    caps = [k.get("max_bytes") for k in crypt_default if isinstance(k.get("max_bytes"), int)]
+    strict = {k.get("strict_limit") for k in crypt_default}
+    last = crypt_section[-1] if crypt_section else {}
+    col["stack: the crypt device's traits (inherited two levels up)"] = ", ".join(traits) if traits is not None else "not seen"
+    # a slow kind's first bound (a quarter of unmeasured_device_bytes, strict) before its first byte
+    first_ok = isinstance(idle.get("max_bytes"), int) and idle["max_bytes"] <= 16.8 * (1 << 20) and idle.get("strict_limit") == 1
+    col["stack: the crypt device before its first write: max_bytes, strict_limit"] = "%s, %s %s" % (
+        mb(idle.get("max_bytes")) if isinstance(idle.get("max_bytes"), int) else "?", idle.get("strict_limit", "?"),
+        "ok" if first_ok else "NOT BOUNDED")
+    col["stack: the crypt device's cap while written (the stick's speed measured), strict_limit"] = "%s, %s" % (
+        mb(max(caps)) if caps else "?", "/".join(str(x) for x in sorted(strict, key=str)))
+    col["stack: the crypt device's cap with [device \"usb\"] max_bytes = 12M"] = mb(last.get("max_bytes")) if last else "?"
+    col["stack: lower devices (stick, linear) left as the kernel has them"] = (
+        "yes" if samples and not lower_bad else "NO: " + "; ".join(lower_bad[:3]))
+    ok = (traits is not None and "usb" in traits and first_ok
+          and isinstance(last.get("max_bytes"), int) and abs(last["max_bytes"] - 12 * (1 << 20)) < (1 << 20)
+          and samples and not lower_bad)
+    col[row] = "PASS" if ok else "FAIL"
+
+
+def failing_rows(d, col):
+    """Item 6: a device swapped for dm's error target under its writer, then removed."""
+    ratio = {}
+    for phase in ("kernel", "daemon"):
+        o = os.path.join(d, "failing-" + phase)
+        row = "failing device (%s): the fast writer, alone; beside it, /s" % phase
+        if skipped(o, col, row):
+            continue
+        solo, beside = dd_rate(os.path.join(o, "fast-solo.txt")), dd_rate(os.path.join(o, "fast-failing.txt"))
+        ratio[phase] = beside
+        col[row] = "%s; %s (%s)" % (mb(solo), mb(beside), "%.2f" % (beside / solo) if solo and beside else "?")
+        col["failing device (%s): swap to error target, writer after stop, remove" % phase] = "%s, %s, %s" % (
+            "ok" if (read(os.path.join(o, "swap.rc")) or "").strip() == "0" else "FAILED",
+            props(os.path.join(o, "writer.state")).get("ActiveState", "?"),
+            "ok" if (read(os.path.join(o, "remove.rc")) or "").strip() == "0" else "FAILED")
+        if phase == "daemon":
+            dev = (read(os.path.join(o, "device")) or "").strip()
+            gone_at = None
+            for t in range(4):
+                j = load_json(os.path.join(o, "devices.gone.%d.json" % t))
+                if j is not None and device_in(j, dev) is None:
+                    gone_at = t + 1
+                    break
+            col["failing device: knobs before the error; while failing"] = "%s; %s" % (
+                (read(os.path.join(o, "knobs.before-error")) or "?").strip(), (read(os.path.join(o, "knobs.failing")) or "?").strip())
+            col["failing device: gone from the daemon's devices after remove"] = (
+                "after %d s" % gone_at if gone_at else "NO (still listed 4 s after)")
+    if "kernel" in ratio and "daemon" in ratio and ratio["kernel"] and ratio["daemon"]:
+        r = ratio["daemon"] / ratio["kernel"]
+        col["failing device: fast writer beside it, daemon / kernel alone (must be >= 0.9)"] = "%.2f %s" % (
+            r, "ok" if r >= 0.9 else "WORSE")
+
+
+def nfs_rows(d, col):
+    """Item 7: a loopback NFS mount, written, remounted, written again."""
+    o = os.path.join(d, "nfs")
+    row = "nfs: verdict"
+    if skipped(o, col, row):
+        return
+    ok = True
+    for i in (1, 2):
+        dev = (read(os.path.join(o, "device-%d" % i)) or "").strip()
+        x = device_in(load_json(os.path.join(o, "devices.%d.before.json" % i)), dev) or {}
+        tuning = x.get("tuning") or {}
+        cap = next((k for k in tuning.get("knobs", []) if k.get("knob") == "max_bytes"), {})
+        peak = 0
+        for t in range(8):
+            y = device_in(load_json(os.path.join(o, "devices.%d.%d.json" % (i, t))), dev) or {}
+            peak = max(peak, y.get("dirty_bytes", 0) + y.get("writeback_bytes", 0))
+        col["nfs mount %d: device, name, traits" % i] = "%s, %s, %s" % (dev, x.get("name", "not seen"), ", ".join(x.get("traits", [])))
+        col["nfs mount %d: speed before its write; cap; peak backlog; dd (fsync) /s" % i] = "%s; %s; %s; %s" % (
+            tuning.get("bw_source", "?"), mb(cap.get("current")), mb(peak), mb(dd_rate(os.path.join(o, "dd-%d.txt" % i))))
+        ok = ok and "127.0.0.1:/srv/wbvm" in x.get("name", "") and "nfs" in x.get("traits", [])
+        if i == 2:
+            ok = ok and tuning.get("bw_source") == "remembered"
+    col[row] = "PASS" if ok else "FAIL"
 
 
 def main():

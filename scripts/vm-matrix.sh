@@ -6,7 +6,9 @@
 # slow (IOWriteBandwidthMax=) and a fast loop device written at once, the daemon's per-device
 # figures against /proc/meminfo, its caps and vm.dirty_bytes, an exact restore at stop, and a
 # MemoryMax= and a MemoryHigh= writer's throughput, alone and beside a slow writer of the root
-# cgroup, with the kernel alone and with the daemon. Prints a markdown
+# cgroup, with the kernel alone and with the daemon; a dm-crypt over dm-linear over a USB stick, a
+# device swapped for dm's error target under a writer and then removed, and a loopback NFS mount
+# remounted. Prints a markdown
 # matrix (kernel x feature x result) and keeps every raw file in the output directory.
 #
 #   sudo bash scripts/vm-matrix.sh [-o DIR] [6.1] [6.12]   (default: both; DIR: /var/tmp/wbtuned-vm-matrix-DATE)
@@ -18,7 +20,9 @@
 # of big machines, slow under TCG), VM_TIMEOUT_S (1200), SLOW_BPS (8M), SLOW_MB (300), FAST_MB (2000),
 # WRITE_S (30), MEMCG_MAX (2G), MEMCG_MB (1500), MEMCG_REPEAT (2: runs of each memcg writer in each
 # of the three phases, kernel alone before the daemon, with it, kernel alone after it), BESIDE_MB
-# (200: the root cgroup's slow writer beside the memcg writer).
+# (200: the root cgroup's slow writer beside the memcg writer), STACK_MB (300: to dm-crypt over
+# dm-linear over the guest's USB stick), FAIL_FAST_MB (1000: the fast writer beside a device that
+# fails), NFS_MB (400: to a loopback NFS mount).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 say() { echo "vm-matrix: $*" >&2; }
@@ -122,6 +126,9 @@ MEMCG_MAX=${MEMCG_MAX:-2G}
 MEMCG_MB=${MEMCG_MB:-1500}
 MEMCG_REPEAT=${MEMCG_REPEAT:-2}
 BESIDE_MB=${BESIDE_MB:-200}
+STACK_MB=${STACK_MB:-300}
+FAIL_FAST_MB=${FAIL_FAST_MB:-1000}
+NFS_MB=${NFS_MB:-400}
 EOF
         cat > "$overlay/etc/systemd/system/wbtuned-vm.service" <<'EOF'
 [Unit]
@@ -136,6 +143,8 @@ EOF
         echo "wbtuned-vm" > "$overlay/etc/hostname"
         disk=$tmp/$k/disk.img
         truncate -s 14G "$disk"
+        stick=$tmp/$k/stick.img    # the guest's USB stick (qemu's usb-storage on xhci): item 5's stack sits on it
+        truncate -s 2G "$stick"
         mkfs.ext4 -q -F -L root -d "$overlay" "$disk" > "$tmp/$k/mkfs.out" 2>&1 || { cat "$tmp/$k/mkfs.out" >&2; die "mkfs.ext4 -d failed"; }
         umount "$overlay"
         overlay=
@@ -147,6 +156,8 @@ EOF
                 -nographic -no-reboot -kernel "$vmlinuz" -initrd "$initrd" \
                 -append "root=/dev/vda rw console=ttyS0 panic=-1 systemd.show_status=0" \
                 -drive "file=$disk,if=virtio,format=raw,cache=none" -nic none \
+                -device qemu-xhci -drive "if=none,id=stick,file=$stick,format=raw,cache=none" \
+                -device usb-storage,drive=stick,removable=on \
                 < /dev/null > "$outdir/console-$k.log" 2>&1 &
         qemu_pid=$!
         rc=0
@@ -168,7 +179,7 @@ EOF
                 say "kernel $version: read-only /proc/sys/vm: $(tail -n 1 "$outdir/$k/readonly")" \
                     "($(head -n 4 "$outdir/$k/readonly" | tr '\n' ' '))"
         fi
-        rm -f "$disk"
+        rm -f "$disk" "$stick"
 done
 
 "${PYTHON3:-python3}" "$top/scripts/vm-matrix-report.py" "$outdir" "${kernels[@]}" | tee "$outdir/matrix.md"
