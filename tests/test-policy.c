@@ -525,6 +525,37 @@ static void test_stalled_device_has_no_minimum(void) {
         fixture_done(&f);
 }
 
+/* An idle device whose writeback figure is only the error of its unsummed per-CPU counters (the
+ * 6.12 guest's encrypted stick after its copy: 23 s "completed nothing") has nothing to complete:
+ * it is not stalled, and an admin's min_bytes stays. A real stall is the megabytes above that. */
+static void test_counter_noise_is_no_stall(void) {
+        fixture f;
+        int n;
+
+        fixture_init(&f);
+        f.c.n_devices = 1;
+        snprintf(f.c.devices[0].match, sizeof f.c.devices[0].match, "sdb");
+        f.c.devices[0].manage = true;
+        f.c.devices[0].min_bytes = 8 * MB;
+        f.c.devices[0].strict_limit = TRISTATE_AUTO;
+        idle(&f.dev[0]);
+        for (n = 1; n <= 14; n++) {
+                idle(&f.dev[1]);
+                f.dev[1].counter_error_bytes = 2 * MB;      /* wb_stat_error() of a 64-CPU machine is 14M */
+                f.dev[1].writeback_bytes = f.dev[1].backlog_bytes = 1536 * 1024;
+                CHECK(tick(&f) == 0);
+                CHECK(dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
+                CHECK_EQ_U64(f.st.devices[1].stalled_since_usec, 0);
+        }
+        /* 8M under writeback and nothing completed is a stall, on the same machine */
+        for (n = 1; n <= 12; n++) {
+                f.dev[1].writeback_bytes = f.dev[1].backlog_bytes = 8 * MB;
+                CHECK(tick(&f) == 0);
+        }
+        CHECK(!dev_knob(&f, 1, KNOB_MIN_BYTES)->wanted);
+        fixture_done(&f);
+}
+
 /* slowdown-b: the innocent disk's writer, started in a pool its neighbour has filled, crawls under the
  * global line, a megabyte one tick and nothing the next; its presumed cap was given back on every
  * quiet tick and written again on the next (145 writes in a run). Its reservation stays until a second
@@ -1471,6 +1502,7 @@ int main(void) {
         test_cap_source_table();
         test_no_minimum_without_a_megabyte_in_3s();
         test_stalled_device_has_no_minimum();
+        test_counter_noise_is_no_stall();
         test_slowdown_seen_early();
         test_fast_device_leaves_presumed_early();
         test_fast_device_entering_a_full_pool();

@@ -211,8 +211,10 @@ static void update_bandwidth(policy_device_state *ds, const bdi_device *d, uint6
                 }
         }
         /* an unplugged or failing device: its writeback completes nothing while its writers loop in
-         * balance_dirty_pages() until the filesystem gives up; counted from the last sample it could have */
-        if (!have_prev || written > 0 || d->writeback_bytes == 0)
+         * balance_dirty_pages() until the filesystem gives up; counted from the last sample it could have.
+         * Under the noise floor is nothing to complete: an idle device's unsummed per-CPU counters show
+         * up to wb_stat_error() under writeback. */
+        if (!have_prev || written > 0 || d->writeback_bytes < bdi_device_noise_floor(d))
                 ds->stalled_since_usec = 0;
         else if (!ds->stalled_since_usec)
                 ds->stalled_since_usec = now_usec - dt_usec;
