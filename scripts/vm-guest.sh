@@ -236,9 +236,9 @@ stack_down() {
 # item 6: a device that fails with dirty pages (dm-linear over a loop, swapped for the error target
 # under the mounted ext4 while a throttled writer fills it) and then vanishes (dmsetup remove). The
 # fast device's writer must keep its pace; the gone device must leave the daemon's lists and knobs.
-# Run with the daemon and with the kernel alone (PHASE).
-failing_case() {
-        local o=$out/failing-$1 lo sectors dev t
+# Run with the daemon and with the kernel alone (PHASE), twice each (N: TCG's rates swing by a third).
+failing_case() {   # failing_case PHASE N
+        local o=$out/failing-$1-$2 lo sectors dev t
         mkdir -p "$o"
         truncate -s 4G /var/lib/wbtuned-vm/fail.img
         lo=$(losetup --find --show --direct-io=on /var/lib/wbtuned-vm/fail.img)
@@ -250,11 +250,11 @@ failing_case() {
         dev=$(devnum /dev/mapper/wbvm-fail)
         echo "$dev" > "$o/device"
         settle
-        note "failing ($1): the fast writer alone, $FAIL_FAST_MB MB"
+        note "failing ($1 $2): the fast writer alone, $FAIL_FAST_MB MB"
         dd if=/dev/zero of=/mnt/fast/solo bs=1M count="$FAIL_FAST_MB" > "$o/fast-solo.txt" 2>&1
         rm -f /mnt/fast/solo
         settle
-        note "failing ($1): a writer to $dev at $SLOW_BPS B/s, then the error target under it"
+        note "failing ($1 $2): a writer to $dev at $SLOW_BPS B/s, then the error target under it"
         systemd-run --quiet --unit=wbvm-fail -p IOWriteBandwidthMax="/dev/mapper/wbvm-fail $SLOW_BPS" \
                 dd if=/dev/zero of=/mnt/fail/f bs=1M count=3000
         sleep 8
@@ -263,7 +263,7 @@ failing_case() {
         dmsetup suspend --noflush wbvm-fail && dmsetup load wbvm-fail --table "0 $sectors error" &&
                 dmsetup resume wbvm-fail
         echo $? > "$o/swap.rc"
-        note "failing ($1): the fast writer beside the failing device"
+        note "failing ($1 $2): the fast writer beside the failing device"
         dd if=/dev/zero of=/mnt/fast/beside bs=1M count="$FAIL_FAST_MB" > "$o/fast-failing.txt" 2>&1
         rm -f /mnt/fast/beside
         wbtunectl --json devices > "$o/devices.failing.json" 2> /dev/null
@@ -319,7 +319,8 @@ nfs_case() {
         echo 'done' > "$o/result"
 }
 stack_case
-failing_case daemon
+failing_case daemon 1
+failing_case daemon 2
 nfs_case
 
 # --- stop: every knob back ------------------------------------------------------------------------
@@ -373,7 +374,8 @@ fi
 
 # --- the memcg writers and the failing device, kernel alone again (these bracket the daemon's runs) ---
 memcg_write kernel-after
-failing_case kernel
+failing_case kernel 1
+failing_case kernel 2
 # the slow device's dirty data drains at its throttled speed before the devices go
 timeout 120 sync
 note "done"
