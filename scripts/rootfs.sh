@@ -6,9 +6,9 @@
 #                                 missing: a minbase SUITE (default bookworm; trixie too) with systemd
 #                                 as init and the runtime libraries wbtuned links, to boot with nspawn
 #   bash scripts/rootfs.sh vm     the same plus udev, kmod, e2fsprogs, dmsetup, cryptsetup, the NFS
-#                                 server and two kernels with their
-#                                 initrds in /boot: bookworm's linux-image-amd64 (6.1) and, when
-#                                 the mirror has it, bookworm-backports' (6.12)
+#                                 server and two kernels with their initrds in /boot: bookworm's
+#                                 linux-image-amd64 (6.1) and, when the mirror has it,
+#                                 bookworm-backports' (6.12)
 #   bash scripts/rootfs.sh build SUITE CONTROL
 #                                 a package BUILD rootfs: `debootstrap --variant=minbase
 #                                 --include=build-essential SUITE`, a user "builder", and apt's lists

@@ -192,13 +192,9 @@ stack_case() {
                 { echo "skip building the stack failed" > "$o/result"; stack_down; return; }
         printf 'stick %s\nlinear %s\ncrypt %s\n' "$(devnum "$stick")" "$(devnum /dev/mapper/wbvm-lin)" \
                 "$(devnum /dev/mapper/wbvm-crypt)" > "$o/devices"
-        for b in stick linear crypt; do
-                echo "$b $(bdi_knobs "$(awk -v n=$b '$1 == n { print $2 }' "$o/devices")")"
-        done > "$o/knobs.before"
+        stack_knobs "$o" > "$o/knobs.before"
         sleep 3    # a tick or more: the daemon sees the stack before its first write
-        for b in stick linear crypt; do
-                echo "$b $(bdi_knobs "$(awk -v n=$b '$1 == n { print $2 }' "$o/devices")")"
-        done > "$o/knobs.idle"
+        stack_knobs "$o" > "$o/knobs.idle"
         wbtunectl --json devices > "$o/devices.idle.json" 2> /dev/null
         note "stack: $STACK_MB MB to dm-crypt over dm-linear over $stick"
         systemd-run --quiet --unit=wbvm-stack dd if=/dev/zero of=/mnt/stack/f bs=1M count="$STACK_MB" conv=fsync
@@ -212,10 +208,7 @@ stack_case() {
                         systemctl reload wbtuned.service > "$o/reload.txt" 2>&1
                 fi
                 (( t >= 12 )) && phase=usb-section
-                for b in stick linear crypt; do
-                        printf '%s\t%s\t%s\t%s\n' "$t" "$phase" "$b" \
-                                "$(bdi_knobs "$(awk -v n=$b '$1 == n { print $2 }' "$o/devices")")" >> "$o/samples.tsv"
-                done
+                stack_knobs "$o" | sed "s/^/$t\t$phase\t/; s/ /\t/" >> "$o/samples.tsv"
                 wbtunectl --json devices > "$o/devices.$t.json" 2> /dev/null
                 sleep 1
         done
@@ -225,6 +218,12 @@ stack_case() {
         systemctl reload wbtuned.service >> "$o/reload.txt" 2>&1
         stack_down
         echo 'done' > "$o/result"
+}
+stack_knobs() {   # stack_knobs DIR: "stick|linear|crypt KNOBS", a line each, the devices of DIR/devices
+        local name bdi
+        while read -r name bdi; do
+                echo "$name $(bdi_knobs "$bdi")"
+        done < "$1/devices"
 }
 stack_down() {
         umount /mnt/stack 2> /dev/null

@@ -180,9 +180,6 @@ def kernel_column(d):
             out.append(dd_rate(os.path.join(d, "%s-%s-%d.txt" % (kind, phase, i))))
             i += 1
         return out
-    def median(v):
-        v = sorted(x for x in v if x)
-        return (v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2) if v else None
     fmt = lambda v: ", ".join(mb(x) if x else "failed" for x in v) or "?"
     for kind, name in (("memcg", "MemoryMax= writer"), ("memcghigh", "MemoryHigh= writer"),
                        ("memcgbeside", "MemoryMax= writer beside a slow host writer"),
