@@ -160,6 +160,14 @@ rm -f /mnt/slow/f /mnt/fast/f
 memcg_write daemon
 wbtunectl --json status > "$out/status.end.json" 2>&1
 
+# --- idle after the writers (issue 22 item 4): with many CPUs the unsummed per-CPU counters read up to
+# wb_stat_error() on a clean device; no device may look busy, stalled or worth a reservation for it
+timeout 120 sync
+sleep 10
+cat /sys/devices/system/cpu/possible > "$out/cpus.possible" 2>&1
+wbtunectl --json devices > "$out/devices.idle.json" 2>&1
+journalctl -q --no-pager -o cat -u wbtuned.service > "$out/journal.default.txt" 2>&1
+
 # --- a stacked, a failing and a network device (issue 22 items 5, 6, 7) ----------------------------
 # Each case keeps its raw figures in out/<case>/; vm-matrix-report.py judges them.
 bdi_knobs() {   # bdi_knobs MAJ:MIN: the knobs as the kernel has them, one line

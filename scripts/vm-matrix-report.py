@@ -192,6 +192,7 @@ def kernel_column(d):
         col["%s, with the daemon, /s" % name] = fmt(with_daemon)
         col["%s: with / alone (must be >= 0.9)" % name] = (
             "%.2f %s" % (daemon / alone, "ok" if daemon / alone >= 0.9 else "WORSE") if alone and daemon else "?")
+    idle_rows(d, col)
     stack_rows(d, col)
     failing_rows(d, col)
     nfs_rows(d, col)
@@ -228,6 +229,43 @@ def skipped(o, col, row):
         col[row] = "SKIP: " + res[5:]
         return True
     return False
+
+
+def cpus_of(text):
+    """nr_cpu_ids from /sys/devices/system/cpu/possible ("0-63", "0,2-5"): the highest CPU + 1."""
+    top = -1
+    for part in (text or "").strip().split(","):
+        if part:
+            top = max(top, int(part.split("-")[-1]))
+    return top + 1
+
+
+def idle_rows(d, col):
+    """Issue 22 item 4: 10 s after the default phase's writers, nothing may look busy or stalled, however
+    many CPUs' unsummed counters the debugfs figures carry."""
+    j = load_json(os.path.join(d, "devices.idle.json"))
+    possible = read(os.path.join(d, "cpus.possible"))
+    if j is None or possible is None:
+        return          # an older guest script
+    n = cpus_of(possible)
+    error = n * 8 * (1 + n.bit_length() - 1) * 4096
+    col["CPUs (possible); wb_stat_error() of one counter"] = "%d; %s" % (n, mb(error))
+    reserved, busy, noisy = [], [], 0
+    for x in devices_of(j):
+        held = x.get("dirty_bytes", 0) + x.get("writeback_bytes", 0)
+        noisy = max(noisy, held)
+        t = x.get("tuning") or {}
+        knobs = x.get("knobs") or {}
+        if t.get("active"):
+            busy.append(x.get("name", "?"))     # the guest's journal is written too: a fact, not a fault
+        elif knobs.get("min_ratio_fine", 0) or knobs.get("min_ratio", 0):
+            reserved.append(x.get("name", "?"))
+    col["idle 10 s after the writers: idle devices reserved; devices active; most dirty+writeback read"] = "%s; %s; %s" % (
+        ", ".join(reserved) or "none", ", ".join(busy) or "none", mb(noisy))
+    journal = read(os.path.join(d, "journal.default.txt")) or ""
+    stalls = len(re.findall(r"completed nothing", journal))
+    col["idle devices left alone (no reservation, no stall in the journal before the failing case)"] = (
+        "PASS" if not reserved and not stalls else "FAIL (%d stall lines)" % stalls)
 
 
 def stack_rows(d, col):
