@@ -351,6 +351,7 @@ static void guard_shield(const sample *s, guard_state *st, uint64_t limit_bytes,
 
         pool_demand(s, d, &stuck, &need);
         if (s->memcg.n_writing > 0 || !need ||
+            stuck < limit_bytes / 100 * (st->shielding ? GUARD_SHIELD_STUCK_PERCENT / 2 : GUARD_SHIELD_STUCK_PERCENT) ||
             stuck + need <= (st->shielding ? limit_bytes / 100 * GUARD_SHIELD_OFF_PERCENT : limit_bytes)) {
                 st->shielding = false;
                 return;

@@ -53,6 +53,10 @@
 #define GUARD_SHIELD_MIN_BYTES (16ULL << 20)
 /* ... once on, it stays on until the pool holds both with this much to spare */
 #define GUARD_SHIELD_OFF_PERCENT 90
+/* ... and only while something is stuck: at least this much of the limit to switch on, half of it to stay.
+ * Fast devices that together want more than the limit are the kernel's to share (by their completions);
+ * strict equal shares of it only throttle whichever has a burst (multi's randrw: 2.9 s against 0.9 s). */
+#define GUARD_SHIELD_STUCK_PERCENT 20
 
 /* Strict holds the guard remembers at once (each may rise when it begins, never after). */
 #define GUARD_DEVICES_MAX 64
@@ -93,7 +97,7 @@ typedef struct guard_state {
  *   GUARD_HOLD_BUDGET_PERCENT of the limit after all other minimums, the device is left not strict
  *   while it drains (as the kernel alone would pace it) instead of being stopped;
  * - the innocents are shielded (GUARD_SHIELD_ROOM_PERCENT) while the pool cannot hold both them and
- *   what is stuck;
+ *   what is stuck, and GUARD_SHIELD_STUCK_PERCENT of it is;
  * - any other device's max_bytes does not fall below its backlog plus GUARD_CAP_HEADROOM_PERCENT
  *   (the guard never raises a cap already in place above the policy's value).
  * Each device's need_bytes is the room the policy sized it for. Fills policy_value/held/held_reason. */
