@@ -1040,6 +1040,45 @@ static void test_uncapped_backlog_over_its_cap_goes_strict(void) {
         fixture_done(&f);
 }
 
+/* db-same-a at 2 s: the copy's disk, the only device written, at 105 MB/s had a 210M cap, 69 % of the 304M
+ * the guard held, so not strict, and held 260-275M for the whole copy (its bound x 1.1 + 8M: 239M): a cap
+ * that is not strict bites only above the pool's freerun point, (limit + background) / 2 = 3/4 of it, 228M
+ * here. Below that point, a device holding more than its cap is made strict for it. */
+static void test_over_cap_below_freerun_goes_strict(void) {
+        fixture f;
+
+        fixture_init(&f);
+        f.s.global.dirty_thresh_bytes = 304 * MB;
+        f.s.global.background_thresh_bytes = 152 * MB;
+        idle(&f.dev[1]);
+        for (int n = 0; n < 8; n++) {
+                flood(&f.dev[0], 105 * MB, 150 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        /* the policy heads for 210M: the limit bounds it, no cap of its own */
+        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        flood(&f.dev[0], 105 * MB, 265 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 210 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
+        CHECK(strstr(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->reason, "more than its cap") != NULL);
+        fixture_done(&f);
+
+        /* a cap above the freerun point of the limit in force: the global line bounds the device there */
+        fixture_init(&f);
+        f.s.global.dirty_thresh_bytes = 250 * MB;
+        f.s.global.background_thresh_bytes = 125 * MB;
+        idle(&f.dev[1]);
+        for (int n = 0; n < 8; n++) {
+                flood(&f.dev[0], 105 * MB, 150 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        flood(&f.dev[0], 105 * MB, 240 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value);
+        fixture_done(&f);
+}
+
 /* A remembered fast device is not treated as unknown: no presumed cap on its first burst. */
 static void test_remembered_fast_device_is_not_presumed(void) {
         fixture f;
@@ -1341,11 +1380,15 @@ static void test_slowed_device_is_strict(void) {
         CHECK_EQ_U64(f.st.devices[1].slowed_usec, 0);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
         CHECK(strstr(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->reason, "more than its cap") != NULL);
-        /* down to its cap, and the kernel's limit at the policy's: the usual rule, not under half of it,
-         * not strict */
+        /* down to half its cap, the kernel's limit at the policy's: still strict (what it held, restart-a
+         * flipped at the cap every second), then under that, the usual rule: not under half of it, not strict */
         f.s.global.dirty_thresh_bytes = f.st.dirty_bytes;
+        flood(&f.dev[1], 2 * MB, dev_knob(&f, 1, KNOB_MAX_BYTES)->value / 2);
+        CHECK(tick_after(&f, 100000) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
+        CHECK(strstr(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->reason, "over half its cap") != NULL);
         for (int n = 0; n < 3; n++) {
-                flood(&f.dev[1], 2 * MB, dev_knob(&f, 1, KNOB_MAX_BYTES)->value / 2);
+                flood(&f.dev[1], 2 * MB, dev_knob(&f, 1, KNOB_MAX_BYTES)->value / 3);
                 CHECK(tick_after(&f, 100000) == 0);
         }
         CHECK(!dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value);
@@ -1515,6 +1558,7 @@ int main(void) {
         test_completion_bursts();
         test_remembered_slow_device_with_a_leftover_backlog();
         test_uncapped_backlog_over_its_cap_goes_strict();
+        test_over_cap_below_freerun_goes_strict();
         test_remembered_fast_device_is_not_presumed();
         test_untrusted_figures_leave_limits_alone();
         test_small_box_keeps_the_kernels_limit();

@@ -20,6 +20,7 @@
 #define HYSTERESIS_PERCENT 10               /* smaller changes of the global limit are not worth a write */
 #define CAP_HYSTERESIS_PERCENT 20           /* device caps follow a noisier estimate */
 #define STRICT_KEEP_PERCENT 60              /* a strict cap stays strict up to 60 % of the limit */
+#define FREERUN_PERCENT 75                  /* (limit + background) / 2 with background at half: the pool's freerun point */
 #define CAP_RELEASE_PERCENT 125             /* a cap is given back once it would be this far above the limit */
 #define FAST_FLUSH_BELOW_BYTES (32 * MB)    /* tiny limits: wake the flusher every second ... */
 #define FAST_FLUSH_ABOVE_BYTES (48 * MB)    /* ... until the limit is well above it again (no flapping) */
@@ -599,7 +600,7 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
         uint64_t target_ms = device_backlog_ms(c, dc), cap = ch->cap, target, step;
         char a[16], b[16];
-        bool strict, presumed = ch->presumed, far_below, over_cap_now = false;
+        bool strict, presumed = ch->presumed, far_below, over_cap_now = false, over_in_force;
 
         if (ch->source == CAP_SOURCE_LOWER) {
                 forget_cap(ds);
@@ -657,11 +658,17 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
         /* the global limit already bounds it; a cap it had stays until it is clearly above the limit,
          * so a cap near the line is not written and given back tick after tick (a presumed cap is sized
          * on the pool in force, which the guard may hold far above that limit) */
-        if (!presumed && cap >= limit && !(ds->max_bytes && !ds->presumed && cap < mul_div(limit, CAP_RELEASE_PERCENT, 100))) {
+        /* not while it holds more than that cap below the freerun point of the limit in force: the guard
+         * holds that limit above what it holds, so the limit heading for the cap bounds nothing (db-same-a:
+         * 260-275M on a 210M cap under a held 304M, for the whole copy) */
+        over_in_force = d->backlog_bytes > cap + bdi_device_batch_slack(d) &&
+                        cap <= mul_div(s->global.dirty_thresh_bytes, FREERUN_PERCENT, 100);
+        if (!presumed && cap >= limit && !over_in_force &&
+            !(ds->max_bytes && !ds->presumed && cap < mul_div(limit, CAP_RELEASE_PERCENT, 100))) {
                 forget_cap(ds);
                 return;
         }
-        if (!presumed)
+        if (!presumed && !over_in_force)
                 cap = MIN(cap, limit);
 
         target = cap;
@@ -700,7 +707,9 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
                  * batching: a cap that is not strict bites only above the pool's freerun point, and what it
                  * holds beyond its size is stuck data that lifts the guard's floor, so the pool grew with it
                  * (db-same-a at 1 s: the copy's disk held 334M against a 92M cap, the limit rising with it) */
-                bool over_cap = target <= MAX(limit, s->global.dirty_thresh_bytes) / STRICT_SHARE_DIVISOR &&
+                /* (below the freerun point of the limit in force, the only place a cap that is not strict
+                 * never bites: db-same-a's 210M cap in a held 304M) */
+                bool over_cap = target <= mul_div(MAX(limit, s->global.dirty_thresh_bytes), FREERUN_PERCENT, 100) &&
                                 (d->backlog_bytes > target + bdi_device_batch_slack(d) || (ds->strict && d->backlog_bytes > target) ||
                                  (ds->over_cap && d->backlog_bytes > target / 2));
 
@@ -713,9 +722,12 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
                 else if (ds->slowed_usec)
                         want(kstrict, 1, "it slowed to %s/s: enforce its cap %s even below freerun, so its backlog stops growing",
                              format_bytes(a, sizeof a, ds->bw_bytes_per_s), format_bytes(b, sizeof b, target));
-                else if (over_cap && target > limit / STRICT_SHARE_DIVISOR)
+                else if (over_cap && target > limit / STRICT_SHARE_DIVISOR && d->backlog_bytes > target)
                         want(kstrict, 1, "it holds %s, more than its cap %s: enforce it until it is down to it",
                              format_bytes(a, sizeof a, d->backlog_bytes), format_bytes(b, sizeof b, target));
+                else if (over_cap && target > limit / STRICT_SHARE_DIVISOR)
+                        want(kstrict, 1, "it holds %s, over half its cap %s since it held more: strict until it "
+                             "is down to half", format_bytes(a, sizeof a, d->backlog_bytes), format_bytes(b, sizeof b, target));
                 else if (strict)
                         want(kstrict, 1, "cap %s is far below the global limit %s: enforce it even below freerun",
                              format_bytes(a, sizeof a, target), format_bytes(b, sizeof b, limit));
