@@ -62,7 +62,7 @@ def add_run_args(p):
                    help="slowfast: together,slow-first,solo; multi: randrw,mmapseq; "
                         "transitions: start,slowdown,paced-burst,onoff,admin; first-seconds: "
                         + ",".join(firstsec.FAMILIES))
-    p.add_argument("--sets", type=csv, help="transitions, first-seconds: size/speed sets a,b (both)")
+    p.add_argument("--sets", type=csv, help="transitions, first-seconds: size/speed sets a,b (both; first-seconds also has c, a long fill)")
     p.add_argument("--idle-s", type=float, default=125,
                    help="first-seconds: idle seconds between the known cases' writes (125)")
     p.add_argument("--quick", action="store_true", help="transitions: set a only, 1 repeat")

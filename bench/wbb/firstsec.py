@@ -12,6 +12,8 @@ Cases, each with the kernel alone and with wbtuned, interleaved, on the transiti
   db-other-* the database on B while a copy fills the slow device A
   fill-*     a writer fills A before the daemon starts and keeps writing: how fast the daemon
              brings the backlog back to its bound, and the writer's longest write meanwhile
+             (fill-c, the only case of set c: a pool and a speed where the time allowed to come
+             back is shorter than the writer runs, so that time is judged)
   known-*    both devices written (the daemon measures them), idle for --idle-s, written again:
              the slow one's peak and the fast one's speed against solo
   restart-*  the same with a daemon restart instead of the idle time
@@ -227,6 +229,10 @@ def all_cases(idle_s=125):
                     "a writer on A (10 MB/s) from 0 for 25 s, the daemon from 4 s; "
                     "dirty_bytes 1G", {"A": 10 * MBps, "B": 200 * MBps}, pin(1024 * M),
                     s_fill(4, 25), fill_role="A", innocent="fill"))
+    cs.append(FCase("fill-c", "fill", "c",
+                    "a writer on A (50 MB/s) from 0 for 45 s, the daemon from 4 s; "
+                    "dirty_bytes 400M", {"A": 50 * MBps, "B": 200 * MBps}, pin(400 * M),
+                    s_fill(4, 45), fill_role="A", innocent="fill"))
     cs.append(FCase("known-a", "known", "a",
                     "A (8 MB/s) and B (200 MB/s) written 6 s, idle %d s, written again 10 s; "
                     "kernel ratios as found" % idle_s, {"A": 8 * MBps, "B": 200 * MBps}, None,
@@ -244,7 +250,7 @@ def select_cases(families=None, sets=None, idle_s=125):
     for f in fam:
         if f not in FAMILIES:
             raise ValueError("unknown first-seconds case family %r (%s)" % (f, ", ".join(FAMILIES)))
-    sets = sets or ["a", "b"]
+    sets = sets or ["a", "b", "c"]
     cs = all_cases(idle_s)
     chosen = [c for c in cs if c.family in fam and c.set in sets]
     solos = {c.solo for c in chosen if c.solo}
