@@ -145,6 +145,45 @@ static void test_global_table(void) {
         }
 }
 
+/* start-a: 1.5G on a slow device nobody adds to, the fast disk's writer starts at memory speed and pauses
+ * for a tick: the limit on its way down keeps its freerun point above what it dirtied for a second, not
+ * only above what it dirtied in the last tick. */
+static void test_fall_remembers_dirtying(void) {
+        fixture f;
+        /* freerun of 2.6G: 1950M, above the 1564M dirty and a second of it, give or take the fall's steps */
+        uint64_t first, floor = 2600 * M;
+
+        printf("# 1.5G stuck, the innocent dirtied 481M/s, then nothing for a tick: freerun stays above both\n");
+        fixture_init(&f, 2700 * M);
+        f.s.global.background_thresh_bytes = 1350 * M;
+        f.st = (guard_state) { .limit_bytes = 2700 * M, .ceiling_bytes = 4700 * M, .limit_changed_usec = f.s.time_usec };
+        holds(&f, 1, 892 * M, 640 * M);
+        f.dd[1].need_bytes = 0;     /* a leftover nobody adds to */
+        holds(&f, 0, 28 * M, 4 * M);
+        f.dev[0].dirty_rate_bytes_per_s = 481 * M;
+        want(GD(&f), 2300 * M);
+        guard_apply(&f.s, &f.st, &f.d);
+        first = GD(&f)->value;
+        CHECK(first >= floor);
+        for (int n = 1; n <= 12; n++) {
+                f.s.time_usec += 100000;
+                f.s.global.dirty_thresh_bytes = GD(&f)->value;
+                f.s.global.dirty_bytes = f.s.global.writeback_bytes = 0;
+                holds(&f, 1, 892 * M, 640 * M);
+                f.dd[1].need_bytes = 0;
+                holds(&f, 0, 28 * M, 4 * M);
+                f.dev[0].dirty_rate_bytes_per_s = 0;
+                want(GD(&f), 2300 * M);
+                guard_apply(&f.s, &f.st, &f.d);
+                if (n < 10)
+                        CHECK(GD(&f)->value >= floor);
+        }
+        printf("#   %llu M, then %llu M 1.2 s later with nothing dirtied since\n", (unsigned long long) (first / M),
+               (unsigned long long) (GD(&f)->value / M));
+        /* a second later, nothing dirtied since: it falls as the fall allows */
+        CHECK(GD(&f)->value < floor);
+}
+
 /* Run the guard for total_s seconds in ticks of tick_ms, writing what it allows; the limit reached. */
 static uint64_t fall_with_tick(uint64_t tick_ms, uint64_t total_s, uint64_t *ret_steps) {
         fixture f;
@@ -780,6 +819,7 @@ int main(void) {
         test_strict_caps();
         test_strict_same_per_second();
         test_shield();
+        test_fall_remembers_dirtying();
         test_gone_device_leaves_no_hold();
         test_many_gone_holders();
         TEST_EXIT();

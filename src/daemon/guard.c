@@ -105,6 +105,12 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
         floor = MIN(floor, ceiling);
         for (size_t i = 0; i < s->n_devices; i++)
                 dirtying += s->devices[i].dirty_rate_bytes_per_s;
+        if (dirtying >= st->dirtying_peak_bytes_per_s || s->time_usec < st->dirtying_peak_usec ||
+            s->time_usec - st->dirtying_peak_usec > GUARD_DIRTYING_HOLD_USEC) {
+                st->dirtying_peak_bytes_per_s = dirtying;
+                st->dirtying_peak_usec = s->time_usec;
+        }
+        dirtying = st->dirtying_peak_bytes_per_s;
         /* the fall protects what is dirty and what its writers dirty within a second: a limit whose freerun
          * point is above that throttles nobody, and is written at once (as far as that point allows) */
         fall = fall_floor(st, s->time_usec, MAX(kd->value, floor));
@@ -144,7 +150,7 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
                      format_bytes(b, sizeof b, s->memcg.smallest_limit_bytes));
         else if (held == fall && fall == free_limit && fall > floor)
                 hold(kd, held, "held at %s: on the way down, its freerun point stays above the %s dirty or under "
-                     "writeback now and the %s/s dirtied", format_bytes(a, sizeof a, held),
+                     "writeback now and the %s/s dirtied (the most within a second)", format_bytes(a, sizeof a, held),
                      format_bytes(b, sizeof b, inflight), format_bytes(c, sizeof c, dirtying));
         else if (held == fall && fall > floor)
                 hold(kd, held, "held at %s: a limit falls no faster than the kernel lowers its own (%s now)",
