@@ -1064,6 +1064,54 @@ static void test_over_cap_below_freerun_goes_strict(void) {
         CHECK(strstr(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->reason, "more than its cap") != NULL);
         fixture_done(&f);
 
+        /* the review of 44496e2: a cap 1.25 x or more above the limit the policy heads for (an admin's pin of
+         * 100M while the kernel still has 1000M) was given back as soon as the backlog was under it plus the
+         * batching, and the device refilled and went strict again, every 8 s; now it stays strict while it
+         * holds more than half of it */
+        fixture_init(&f);
+        f.c.dirty_bytes = 100 * MB;
+        f.s.global.dirty_thresh_bytes = 1000 * MB;
+        f.s.global.background_thresh_bytes = 500 * MB;
+        idle(&f.dev[1]);
+        for (int n = 0; n < 8; n++) {
+                flood(&f.dev[0], 105 * MB, 150 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        {
+                static const uint64_t backlogs_mb[] = { 265, 240, 212, 180, 120 };
+                bool strict_all = true;
+
+                for (size_t i = 0; i < ELEMENTSOF(backlogs_mb); i++) {
+                        flood(&f.dev[0], 105 * MB, backlogs_mb[i] * MB);
+                        CHECK(tick(&f) == 0);
+                        strict_all = strict_all && dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted &&
+                                     dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value == 1 &&
+                                     dev_knob(&f, 0, KNOB_MAX_BYTES)->value == 210 * MB;
+                }
+                CHECK(strict_all);
+                flood(&f.dev[0], 105 * MB, 90 * MB);
+                CHECK(tick(&f) == 0);
+                CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+                CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value);
+        }
+        fixture_done(&f);
+
+        /* ... and not while a memory-limited cgroup writes: a cap is a ratio of its own limit there */
+        fixture_init(&f);
+        f.s.global.dirty_thresh_bytes = 304 * MB;
+        f.s.global.background_thresh_bytes = 152 * MB;
+        idle(&f.dev[1]);
+        for (int n = 0; n < 8; n++) {
+                flood(&f.dev[0], 105 * MB, 150 * MB);
+                CHECK(tick(&f) == 0);
+        }
+        f.s.memcg.n_writing = 1;
+        flood(&f.dev[0], 105 * MB, 265 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
+        fixture_done(&f);
+
         /* a cap above the freerun point of the limit in force: the global line bounds the device there */
         fixture_init(&f);
         f.s.global.dirty_thresh_bytes = 250 * MB;
@@ -1383,7 +1431,8 @@ static void test_slowed_device_is_strict(void) {
         /* down to half its cap, the kernel's limit at the policy's: still strict (what it held, restart-a
          * flipped at the cap every second), then under that, the usual rule: not under half of it, not strict */
         f.s.global.dirty_thresh_bytes = f.st.dirty_bytes;
-        flood(&f.dev[1], 2 * MB, dev_knob(&f, 1, KNOB_MAX_BYTES)->value / 2);
+        /* (the cap written stays within its 20 % band above where it heads: 45 % of it is above half of that) */
+        flood(&f.dev[1], 2 * MB, dev_knob(&f, 1, KNOB_MAX_BYTES)->value / 100 * 45);
         CHECK(tick_after(&f, 100000) == 0);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
         CHECK(strstr(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->reason, "over half its cap") != NULL);

@@ -66,20 +66,28 @@ static uint64_t limit_for_freerun(uint64_t bytes) {
 /* What the active uncapped devices are sized to hold (need) is the limit's own business; the rest of what
  * is dirty and under writeback (capped devices, backlogs beyond their size, dirty data no device accounts
  * for) is stuck. */
-static void pool_demand(const sample *s, const decision *d, uint64_t *ret_stuck, uint64_t *ret_need) {
-        uint64_t inflight = s->global.dirty_bytes + s->global.writeback_bytes, expected = 0, need = 0;
+/* ret_overfull: what is beyond every active device's own room, capped ones too (a fast device strict at its
+ * need holds what it drains in a few seconds, not data stuck in everyone's way). */
+static void pool_demand(const sample *s, const decision *d, uint64_t *ret_stuck, uint64_t *ret_need,
+                        uint64_t *ret_overfull) {
+        uint64_t inflight = s->global.dirty_bytes + s->global.writeback_bytes, expected = 0, need = 0, sized = 0;
 
         for (size_t i = 0; i < d->n_devices && i < s->n_devices; i++) {
                 const device_decision *dd = &d->devices[i];
                 const bdi_device *dev = &s->devices[i];
 
-                if (!dd->managed || !dd->active || dd->capped || strcmp(dd->bdi, dev->bdi) != 0)
+                if (!dd->managed || !dd->active || strcmp(dd->bdi, dev->bdi) != 0)
+                        continue;
+                sized += MIN(dev->backlog_bytes, dd->need_bytes);
+                if (dd->capped)
                         continue;
                 expected += MIN(dev->backlog_bytes, dd->need_bytes);
                 need += dd->need_bytes;
         }
         *ret_stuck = inflight > expected ? inflight - expected : 0;
         *ret_need = need;
+        if (ret_overfull)
+                *ret_overfull = inflight > sized ? inflight - sized : 0;
 }
 
 static void guard_global(const sample *s, guard_state *st, decision *d) {
@@ -91,7 +99,7 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
 
         if (!kd->wanted)
                 return;
-        pool_demand(s, d, &stuck, &need);
+        pool_demand(s, d, &stuck, &need, NULL);
         floor_stall = stuck + need;
         /* freerun = (limit + background) / 2 with background = limit / 2 */
         floor_freerun = (stuck + GUARD_MARGIN_BYTES) / 3 * 4;
@@ -352,12 +360,12 @@ static bool shield_candidate(const device_decision *dd, const bdi_device *dev) {
  * cap and an equal minimum: its share (by need) of GUARD_SHIELD_ROOM_PERCENT of what the stuck data
  * leaves, at most its need or the policy's cap. A cap within a step of the one in force is kept. */
 static void guard_shield(const sample *s, guard_state *st, uint64_t limit_bytes, decision *d) {
-        uint64_t stuck, need, room, mins, budget;
+        uint64_t stuck, need, overfull, room, mins, budget;
         char a[16], b[16], c[16], e[16];
 
-        pool_demand(s, d, &stuck, &need);
+        pool_demand(s, d, &stuck, &need, &overfull);
         if (s->memcg.n_writing > 0 || !need ||
-            stuck < limit_bytes / 100 * (st->shielding ? GUARD_SHIELD_STUCK_PERCENT / 2 : GUARD_SHIELD_STUCK_PERCENT) ||
+            overfull < limit_bytes / 100 * (st->shielding ? GUARD_SHIELD_STUCK_PERCENT / 2 : GUARD_SHIELD_STUCK_PERCENT) ||
             stuck + need <= (st->shielding ? limit_bytes / 100 * GUARD_SHIELD_OFF_PERCENT : limit_bytes)) {
                 st->shielding = false;
                 return;

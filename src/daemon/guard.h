@@ -53,9 +53,11 @@
 #define GUARD_SHIELD_MIN_BYTES (16ULL << 20)
 /* ... once on, it stays on until the pool holds both with this much to spare */
 #define GUARD_SHIELD_OFF_PERCENT 90
-/* ... and only while something is stuck: at least this much of the limit to switch on, half of it to stay.
- * Fast devices that together want more than the limit are the kernel's to share (by their completions);
- * strict equal shares of it only throttle whichever has a burst (multi's randrw: 2.9 s against 0.9 s). */
+/* ... and only while something is stuck beyond every active device's own room (bandwidth x backlog target,
+ * capped devices too): at least this much of the limit to switch on, half of it to stay. Fast devices
+ * that together want more than the limit are the kernel's to share (by their completions); strict equal
+ * shares of it only throttle whichever has a burst (multi's randrw: 2.9 s against 0.9 s), and a fast
+ * device made strict at its need is not in anyone's way. */
 #define GUARD_SHIELD_STUCK_PERCENT 20
 
 /* A limit on the way down keeps its freerun point above what is dirty plus what was dirtied per second at

@@ -658,11 +658,14 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
         /* the global limit already bounds it; a cap it had stays until it is clearly above the limit,
          * so a cap near the line is not written and given back tick after tick (a presumed cap is sized
          * on the pool in force, which the guard may hold far above that limit) */
-        /* not while it holds more than that cap below the freerun point of the limit in force: the guard
-         * holds that limit above what it holds, so the limit heading for the cap bounds nothing (db-same-a:
-         * 260-275M on a 210M cap under a held 304M, for the whole copy) */
-        over_in_force = d->backlog_bytes > cap + bdi_device_batch_slack(d) &&
-                        cap <= mul_div(s->global.dirty_thresh_bytes, FREERUN_PERCENT, 100);
+        /* not while it holds more than that cap, at most at the freerun point of the limit in force (3/4 of
+         * it, the background at half as the daemon holds it): the guard holds that limit above what it holds,
+         * so the limit heading for the cap bounds nothing (db-same-a: 260-275M on a 210M cap under a held
+         * 304M, for the whole copy); once strict for that, while it holds more than half of it, as below
+         * (released at the cap it refilled, was made strict again, every 8 s). Not while a memory-limited
+         * cgroup writes: a cap is a ratio of that cgroup's own limit there. */
+        over_in_force = s->memcg.n_writing == 0 && cap <= mul_div(s->global.dirty_thresh_bytes, FREERUN_PERCENT, 100) &&
+                        (d->backlog_bytes > cap + bdi_device_batch_slack(d) || (ds->over_cap && d->backlog_bytes > cap / 2));
         if (!presumed && cap >= limit && !over_in_force &&
             !(ds->max_bytes && !ds->presumed && cap < mul_div(limit, CAP_RELEASE_PERCENT, 100))) {
                 forget_cap(ds);
