@@ -1040,6 +1040,18 @@ static void test_uncapped_backlog_over_its_cap_goes_strict(void) {
         fixture_done(&f);
 }
 
+/* The only device written, at bw for 8 s holding backlog, under in_force MB the kernel has (the guard's). */
+static void sole_writer_in_force(fixture *f, uint64_t in_force, uint64_t bw, uint64_t backlog) {
+        fixture_init(f);
+        f->s.global.dirty_thresh_bytes = in_force;
+        f->s.global.background_thresh_bytes = in_force / 2;
+        idle(&f->dev[1]);
+        for (int n = 0; n < 8; n++) {
+                flood(&f->dev[0], bw, backlog);
+                CHECK(tick(f) == 0);
+        }
+}
+
 /* db-same-a at 2 s: the copy's disk, the only device written, at 105 MB/s had a 210M cap, 69 % of the 304M
  * the guard held, so not strict, and held 260-275M for the whole copy (its bound x 1.1 + 8M: 239M): a cap
  * that is not strict bites only above the pool's freerun point, (limit + background) / 2 = 3/4 of it, 228M
@@ -1047,14 +1059,7 @@ static void test_uncapped_backlog_over_its_cap_goes_strict(void) {
 static void test_over_cap_below_freerun_goes_strict(void) {
         fixture f;
 
-        fixture_init(&f);
-        f.s.global.dirty_thresh_bytes = 304 * MB;
-        f.s.global.background_thresh_bytes = 152 * MB;
-        idle(&f.dev[1]);
-        for (int n = 0; n < 8; n++) {
-                flood(&f.dev[0], 105 * MB, 150 * MB);
-                CHECK(tick(&f) == 0);
-        }
+        sole_writer_in_force(&f, 304 * MB, 105 * MB, 150 * MB);
         /* the policy heads for 210M: the limit bounds it, no cap of its own */
         CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
         flood(&f.dev[0], 105 * MB, 265 * MB);
@@ -1098,14 +1103,7 @@ static void test_over_cap_below_freerun_goes_strict(void) {
         fixture_done(&f);
 
         /* ... and not while a memory-limited cgroup writes: a cap is a ratio of its own limit there */
-        fixture_init(&f);
-        f.s.global.dirty_thresh_bytes = 304 * MB;
-        f.s.global.background_thresh_bytes = 152 * MB;
-        idle(&f.dev[1]);
-        for (int n = 0; n < 8; n++) {
-                flood(&f.dev[0], 105 * MB, 150 * MB);
-                CHECK(tick(&f) == 0);
-        }
+        sole_writer_in_force(&f, 304 * MB, 105 * MB, 150 * MB);
         f.s.memcg.n_writing = 1;
         flood(&f.dev[0], 105 * MB, 265 * MB);
         CHECK(tick(&f) == 0);
@@ -1114,28 +1112,14 @@ static void test_over_cap_below_freerun_goes_strict(void) {
 
         /* slow-first's fast disk: 251M on its 240M cap under a 400M limit is where the kernel's control
          * leaves a busy wb (within cap x 1.1 + 8M): not strict for that */
-        fixture_init(&f);
-        f.s.global.dirty_thresh_bytes = 400 * MB;
-        f.s.global.background_thresh_bytes = 200 * MB;
-        idle(&f.dev[1]);
-        for (int n = 0; n < 8; n++) {
-                flood(&f.dev[0], 120 * MB, 200 * MB);
-                CHECK(tick(&f) == 0);
-        }
+        sole_writer_in_force(&f, 400 * MB, 120 * MB, 200 * MB);
         flood(&f.dev[0], 120 * MB, 251 * MB);
         CHECK(tick(&f) == 0);
         CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value);
         fixture_done(&f);
 
         /* a cap above the freerun point of the limit in force: the global line bounds the device there */
-        fixture_init(&f);
-        f.s.global.dirty_thresh_bytes = 250 * MB;
-        f.s.global.background_thresh_bytes = 125 * MB;
-        idle(&f.dev[1]);
-        for (int n = 0; n < 8; n++) {
-                flood(&f.dev[0], 105 * MB, 150 * MB);
-                CHECK(tick(&f) == 0);
-        }
+        sole_writer_in_force(&f, 250 * MB, 105 * MB, 150 * MB);
         flood(&f.dev[0], 105 * MB, 240 * MB);
         CHECK(tick(&f) == 0);
         CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value);
