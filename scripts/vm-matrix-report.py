@@ -82,8 +82,9 @@ def kernel_column(d):
         return {"kernel": "no results"}
     inv = kv_lines(os.path.join(d, "inventory"))
     devs = kv_lines(os.path.join(d, "devices"))
-    slow_bdi = (devs.get("slow") or " ").split()[-1]
-    fast_bdi = (devs.get("fast") or " ").split()[-1]
+    # "slow /dev/loop0 7:0": the bdi is the last word (none from a guest that died before it wrote them)
+    slow_bdi = ((devs.get("slow") or "").split() or ["?"])[-1]
+    fast_bdi = ((devs.get("fast") or "").split() or ["?"])[-1]
 
     col["kernel"] = (read(os.path.join(d, "kernel")) or "?").strip()
     col["accelerator"] = {"kvm": "kvm", "qemu": "tcg"}.get((read(os.path.join(d, "virt")) or "?").strip(), "?")

@@ -17,7 +17,7 @@
 # never touched (the VM has its own kernel; its disk is opened with O_DIRECT), but qemu takes
 # both CPUs, so it waits for the live-kernel lock like a benchmark (WBTUNED_VM_NO_LOCK=1: don't).
 # Knobs: VM_MEM (default 8G), VM_SMP (2: the guest's CPUs; 16 or 64 for the per-CPU counter error
-# of big machines, slow under TCG), VM_TIMEOUT_S (1200), SLOW_BPS (8M), SLOW_MB (300), FAST_MB (2000),
+# of big machines, slow under TCG), VM_TCG_THREAD (multi, or single above 4 CPUs), VM_TIMEOUT_S (1200), SLOW_BPS (8M), SLOW_MB (300), FAST_MB (2000),
 # WRITE_S (30), MEMCG_MAX (2G), MEMCG_MB (1500), MEMCG_REPEAT (2: runs of each memcg writer in each
 # of the three phases, kernel alone before the daemon, with it, kernel alone after it), BESIDE_MB
 # (200: the root cgroup's slow writer beside the memcg writer), STACK_MB (300: to dm-crypt over
@@ -93,8 +93,14 @@ if [[ -w /dev/kvm ]] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
         accel=kvm
         accel_args=(-accel kvm -cpu host)
 else
+        # Multi-threaded TCG executes a kernel's int3 text patching (static keys) on one vCPU while
+        # another still runs the patched code from its translation cache: "Oops: int3" at a static-branch
+        # site (sched_clock_idle_wakeup_event at boot with -smp 64; ttwu_do_activate once with 2). One
+        # host thread for all vCPUs has no such race; VM_TCG_THREAD=multi|single, single above 4 CPUs.
+        tcg_thread=${VM_TCG_THREAD:-$( ((vm_smp > 4)) && echo single || echo multi)}
+        [[ $tcg_thread == multi || $tcg_thread == single ]] || die "VM_TCG_THREAD=$tcg_thread: multi or single"
         accel=tcg
-        accel_args=(-accel tcg -cpu max)
+        accel_args=(-accel "tcg,thread=$tcg_thread" -cpu max)
 fi
 
 kernel_file() {   # kernel_file 6.1 -> /boot/vmlinuz-6.1.0-N-amd64 of the VM rootfs
@@ -150,7 +156,7 @@ EOF
         overlay=
         rm -rf --one-file-system "$tmp/$k/upper" "$tmp/$k/work"
 
-        say "kernel $version: booting qemu ($accel, $vm_mem, $vm_smp CPUs; timeout $vm_timeout_s s)"
+        say "kernel $version: booting qemu (${accel_args[1]}, $vm_mem, $vm_smp CPUs; timeout $vm_timeout_s s)"
         t=$SECONDS
         timeout -k 10 "$vm_timeout_s" nice -n 10 qemu-system-x86_64 "${accel_args[@]}" -m "$vm_mem" -smp "$vm_smp" \
                 -nographic -no-reboot -kernel "$vmlinuz" -initrd "$initrd" \
