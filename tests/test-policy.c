@@ -1289,40 +1289,6 @@ static void test_fast_device_leaves_presumed_early(void) {
         }
 }
 
-/* new-b: a device freed early from its first bound, not measured yet, while the kernel's limit is far above
- * the one the policy heads for (the guard lets it fall no faster than the kernel lowers its own): its cap
- * stays, strict, instead of being given back to a limit that is not there yet. */
-static void test_released_device_strict_under_the_limit_in_force(void) {
-        bool checked = false;
-        fixture f;
-
-        fixture_init(&f);
-        f.c.tick_ms = 100;
-        for (uint64_t ms = 100; ms <= 1500; ms += 100) {
-                flood(&f.dev[0], 250 * MB / 10, 600 * MB);
-                /* 40M, below its cap (the over-cap rule does not apply), 32M of it queued: its writer outruns it */
-                f.dev[0].dirty_bytes = 32 * MB;
-                f.dev[0].backlog_bytes = 40 * MB;
-                f.dev[0].write_bw_bytes_per_s = f.dev[0].dirty_rate_bytes_per_s = 250 * MB;
-                CHECK(tick_after(&f, 100000) == 0);
-                if (ms >= 200 && !f.st.devices[0].presumed && !f.st.devices[0].measured && !checked) {
-                        checked = true;
-                        printf("# freed at %llu ms: max %llu M (%s), policy heads for %llu M, %llu M in force\n",
-                               (unsigned long long) ms, (unsigned long long) (dev_knob(&f, 0, KNOB_MAX_BYTES)->value / MB),
-                               dev_knob(&f, 0, KNOB_MAX_BYTES)->reason, (unsigned long long) (f.st.dirty_bytes / MB),
-                               (unsigned long long) (f.s.global.dirty_thresh_bytes / MB));
-                        CHECK(dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
-                        /* (up from the first bound in the policy's bounded steps) */
-                        CHECK(dev_knob(&f, 0, KNOB_MAX_BYTES)->value >= 256 * MB &&
-                              dev_knob(&f, 0, KNOB_MAX_BYTES)->value <= 500 * MB);
-                        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
-                        CHECK(strstr(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->reason, "not measured yet") != NULL);
-                }
-        }
-        CHECK(checked);
-        fixture_done(&f);
-}
-
 /* slow-first: a fast disk starts while a slow stick holds the pool up to its freerun point, so its
  * presumed cap is the 16M floor, and the kernel's estimate for it is the few MB/s left from its last
  * writes. Strictly capped near its backlog, its writer is paced by the kernel's stale dirty_ratelimit
@@ -1630,7 +1596,6 @@ int main(void) {
         test_counter_noise_is_no_stall();
         test_slowdown_seen_early();
         test_fast_device_leaves_presumed_early();
-        test_released_device_strict_under_the_limit_in_force();
         test_fast_device_entering_a_full_pool();
         test_slowed_device_is_strict();
         test_cap_near_the_limit_does_not_flap();

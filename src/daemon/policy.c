@@ -610,7 +610,7 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
         uint64_t target_ms = device_backlog_ms(c, dc), cap = ch->cap, target, step;
         char a[16], b[16];
-        bool strict, presumed = ch->presumed, far_below, over_cap_now = false, over_in_force, released_in_force;
+        bool strict, presumed = ch->presumed, far_below, over_cap_now = false, over_in_force;
 
         if (ch->source == CAP_SOURCE_LOWER) {
                 forget_cap(ds);
@@ -676,21 +676,12 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
          * cgroup writes: a cap is a ratio of that cgroup's own limit there. */
         over_in_force = s->memcg.n_writing == 0 && cap <= mul_div(s->global.dirty_thresh_bytes, FREERUN_PERCENT, 100) &&
                         (d->backlog_bytes > cap + over_cap_slack(d, cap) || (ds->over_cap && d->backlog_bytes > cap / 2));
-        /* nor for a device just freed from its first bound, not measured yet, while its cap is at most half
-         * the limit in force: the limit the policy heads for is not there yet, and the device would fill
-         * what the limit in force allows within a tick (new-b: freed at 1.67 s with the policy heading for
-         * 64M and 676M in force, 325M dirty 0.1 s later on a 25 MB/s device). Strict, as its first bound was. */
-        /* (its writer outruns it: a device that drains all it is given within a tick is written at the
-         * application's pace, and the limit written this tick is where it heads) */
-        released_in_force = s->memcg.n_writing == 0 && !presumed && device_saturated(d) &&
-                            (ch->source == CAP_SOURCE_EARLY || ch->source == CAP_SOURCE_SHOWN) &&
-                            cap <= s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR;
-        if (!presumed && cap >= limit && !over_in_force && !released_in_force &&
+        if (!presumed && cap >= limit && !over_in_force &&
             !(ds->max_bytes && !ds->presumed && cap < mul_div(limit, CAP_RELEASE_PERCENT, 100))) {
                 forget_cap(ds);
                 return;
         }
-        if (!presumed && !over_in_force && !released_in_force)
+        if (!presumed && !over_in_force)
                 cap = MIN(cap, limit);
 
         target = cap;
@@ -735,7 +726,7 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
                                 (d->backlog_bytes > target + over_cap_slack(d, target) || (ds->strict && d->backlog_bytes > target) ||
                                  (ds->over_cap && d->backlog_bytes > target / 2));
 
-                strict = presumed || ds->slowed_usec || over_cap || released_in_force || target <= limit / STRICT_SHARE_DIVISOR ||
+                strict = presumed || ds->slowed_usec || over_cap || target <= limit / STRICT_SHARE_DIVISOR ||
                          (ds->strict && target <= mul_div(limit, STRICT_KEEP_PERCENT, 100));
                 over_cap_now = over_cap;
                 if (presumed)
@@ -744,10 +735,6 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
                 else if (ds->slowed_usec)
                         want(kstrict, 1, "it slowed to %s/s: enforce its cap %s even below freerun, so its backlog stops growing",
                              format_bytes(a, sizeof a, ds->bw_bytes_per_s), format_bytes(b, sizeof b, target));
-                else if (released_in_force && target > limit / STRICT_SHARE_DIVISOR)
-                        want(kstrict, 1, "not measured yet: its cap %s enforced even below freerun while the limit in "
-                             "force, %s, is far above the one the policy heads for", format_bytes(a, sizeof a, target),
-                             format_bytes(b, sizeof b, s->global.dirty_thresh_bytes));
                 else if (over_cap && target > limit / STRICT_SHARE_DIVISOR && d->backlog_bytes > target)
                         want(kstrict, 1, "it holds %s, more than its cap %s: enforce it until it is down to it",
                              format_bytes(a, sizeof a, d->backlog_bytes), format_bytes(b, sizeof b, target));
