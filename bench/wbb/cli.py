@@ -7,6 +7,7 @@ import os
 import platform
 import shlex
 import signal
+import subprocess
 import sys
 import time
 
@@ -33,6 +34,18 @@ def csv(s):
     return [x for x in s.split(",") if x] if s else None
 
 
+def mount_debugfs_for_run():
+    """The per-device figures come from debugfs: mount it for this run if nobody has (as a
+    machine without systemd's sys-kernel-debug.mount has it) and unmount it at exit."""
+    if os.geteuid() != 0:
+        return False
+    if subprocess.run(["mount", "-t", "debugfs", "none", "/sys/kernel/debug"]).returncode != 0:
+        return False
+    atexit.register(subprocess.run, ["umount", "/sys/kernel/debug"])
+    log("debugfs was not mounted: mounted at /sys/kernel/debug for this run, unmounted at exit")
+    return os.path.isdir("/sys/kernel/debug/bdi")
+
+
 def preflight():
     problems = []
     if os.geteuid() != 0:
@@ -43,8 +56,8 @@ def preflight():
             problems.append("%s not installed" % tool)
     if not os.path.exists(knobs.THROTTLE):
         problems.append("no blkio throttle file %s" % knobs.THROTTLE)
-    if not os.path.isdir("/sys/kernel/debug/bdi"):
-        problems.append("debugfs not mounted at /sys/kernel/debug")
+    if not os.path.isdir("/sys/kernel/debug/bdi") and not mount_debugfs_for_run():
+        problems.append("debugfs not mounted at /sys/kernel/debug, and mounting it failed")
     if not os.path.exists("/dev/loop-control"):
         problems.append("no loop devices (/dev/loop-control)")
     return problems
