@@ -716,18 +716,20 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
                 /* (once strict for that, while it holds more than half its cap: its writer paced at the cap
                  * keeps it between 3/4 of it and the cap, and a release there had it flip every second,
                  * restart-a) */
-                /* ... and so does one that is not strict yet and holds more than its cap plus the kernel's
-                 * batching: a cap that is not strict bites only above the pool's freerun point, and what it
+                /* ... and so does one that is not strict yet and holds more than its cap plus the bound's
+                 * tolerance (over_cap_slack()): a cap that is not strict bites only above the pool's freerun point, and what it
                  * holds beyond its size is stuck data that lifts the guard's floor, so the pool grew with it
                  * (db-same-a at 1 s: the copy's disk held 334M against a 92M cap, the limit rising with it) */
-                /* (below the freerun point of the limit in force, the only place a cap that is not strict
-                 * never bites: db-same-a's 210M cap in a held 304M) */
+                /* (below the freerun point of the larger of the limit it heads for and the limit in force,
+                 * the only place a cap that is not strict never bites: db-same-a's 210M cap in a held 304M) */
                 bool over_cap = target <= mul_div(MAX(limit, s->global.dirty_thresh_bytes), FREERUN_PERCENT, 100) &&
                                 (d->backlog_bytes > target + over_cap_slack(d, target) || (ds->strict && d->backlog_bytes > target) ||
                                  (ds->over_cap && d->backlog_bytes > target / 2));
 
+                /* the keep band is the share rule's hysteresis: one strict for being over its cap is
+                 * released with it (a 210M cap in a 380M pin stayed strict, idle, after one burst) */
                 strict = presumed || ds->slowed_usec || over_cap || target <= limit / STRICT_SHARE_DIVISOR ||
-                         (ds->strict && target <= mul_div(limit, STRICT_KEEP_PERCENT, 100));
+                         (ds->strict && !ds->over_cap && target <= mul_div(limit, STRICT_KEEP_PERCENT, 100));
                 over_cap_now = over_cap;
                 if (presumed)
                         want(kstrict, 1, "presumed slow: enforce its cap %s even below freerun",
