@@ -182,6 +182,27 @@ static void test_fall_remembers_dirtying(void) {
                (unsigned long long) (GD(&f)->value / M));
         /* a second later, nothing dirtied since: it falls as the fall allows */
         CHECK(GD(&f)->value < floor);
+
+        /* a writer paused every other tick, a little slower each time: what it dirtied within the last second
+         * is remembered whichever tick the second ends on (the peak, replaced only when it expired or was
+         * beaten, became the paused tick's 0 and the limit fell to 2.3G, below what is stuck plus what it
+         * dirties) */
+        printf("# the same, the innocent dirtying ~460M/s every other tick for 3 s\n");
+        fixture_init(&f, 2700 * M);
+        f.s.global.background_thresh_bytes = 1350 * M;
+        f.st = (guard_state) { .limit_bytes = 2700 * M, .ceiling_bytes = 4700 * M, .limit_changed_usec = f.s.time_usec };
+        for (int n = 0; n <= 30; n++) {
+                f.s.time_usec += 100000;
+                f.s.global.dirty_thresh_bytes = n ? GD(&f)->value : 2700 * M;
+                f.s.global.dirty_bytes = f.s.global.writeback_bytes = 0;
+                holds(&f, 1, 892 * M, 640 * M);
+                f.dd[1].need_bytes = 0;
+                holds(&f, 0, 28 * M, 4 * M);
+                f.dev[0].dirty_rate_bytes_per_s = n == 0 ? 481 * M : n % 2 ? (470 - n) * M : 0;
+                want(GD(&f), 2300 * M);
+                guard_apply(&f.s, &f.st, &f.d);
+                CHECK(GD(&f)->value >= floor);
+        }
 }
 
 /* Run the guard for total_s seconds in ticks of tick_ms, writing what it allows; the limit reached. */

@@ -57,6 +57,22 @@ static uint64_t fall_floor(const guard_state *st, uint64_t now_usec, uint64_t ta
         return target + (uint64_t) ((double) (st->limit_bytes - target) * keep);
 }
 
+/* The most dirtied per second over the last GUARD_DIRTYING_HOLD_USEC, this tick's rate included (kept in
+ * the ring). A rate from a time after now (a clock that went back) is not counted. */
+static uint64_t dirtying_within_hold(guard_state *st, uint64_t now_usec, uint64_t bytes_per_s) {
+        uint64_t most = bytes_per_s;
+
+        st->dirtying[st->dirtying_next] = (guard_rate_sample) { .usec = now_usec, .bytes_per_s = bytes_per_s };
+        st->dirtying_next = (st->dirtying_next + 1) % GUARD_DIRTYING_SAMPLES;
+        for (size_t i = 0; i < GUARD_DIRTYING_SAMPLES; i++) {
+                const guard_rate_sample *r = &st->dirtying[i];
+
+                if (r->usec && r->usec <= now_usec && now_usec - r->usec <= GUARD_DIRTYING_HOLD_USEC)
+                        most = MAX(most, r->bytes_per_s);
+        }
+        return most;
+}
+
 /* The lowest limit whose freerun point, with background at half of it (the guard holds it there), is
  * above bytes: writers below freerun are not throttled at all. */
 static uint64_t limit_for_freerun(uint64_t bytes) {
@@ -113,12 +129,7 @@ static void guard_global(const sample *s, guard_state *st, decision *d) {
         floor = MIN(floor, ceiling);
         for (size_t i = 0; i < s->n_devices; i++)
                 dirtying += s->devices[i].dirty_rate_bytes_per_s;
-        if (dirtying >= st->dirtying_peak_bytes_per_s || s->time_usec < st->dirtying_peak_usec ||
-            s->time_usec - st->dirtying_peak_usec > GUARD_DIRTYING_HOLD_USEC) {
-                st->dirtying_peak_bytes_per_s = dirtying;
-                st->dirtying_peak_usec = s->time_usec;
-        }
-        dirtying = st->dirtying_peak_bytes_per_s;
+        dirtying = dirtying_within_hold(st, s->time_usec, dirtying);
         /* the fall protects what is dirty and what its writers dirty within a second: a limit whose freerun
          * point is above that throttles nobody, and is written at once (as far as that point allows) */
         fall = fall_floor(st, s->time_usec, MAX(kd->value, floor));
@@ -356,7 +367,8 @@ static bool shield_candidate(const device_decision *dd, const bdi_device *dev) {
         return true;
 }
 
-/* GUARD_SHIELD_*: while stuck + need does not fit in the limit let through, each innocent gets a strict
+/* GUARD_SHIELD_*: while stuck + need does not fit in the limit let through and enough of it is overfull
+ * (beyond every active device's own room), each innocent gets a strict
  * cap and an equal minimum: its share (by need) of GUARD_SHIELD_ROOM_PERCENT of what the stuck data
  * leaves, at most its need or the policy's cap. A cap within a step of the one in force is kept. */
 static void guard_shield(const sample *s, guard_state *st, uint64_t limit_bytes, decision *d) {

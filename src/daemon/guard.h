@@ -65,6 +65,8 @@
  * throttled it on its next write (start-a: 2.7G -> 2.1G in one tick with 1.5G stuck, the innocent's p99
  * 202 ms against the kernel's 6 ms). */
 #define GUARD_DIRTYING_HOLD_USEC 1000000ULL
+/* Ticks whose dirtying rate is kept for that: a second of the shortest tick (100 ms), twice over. */
+#define GUARD_DIRTYING_SAMPLES 20
 
 /* Strict holds the guard remembers at once (each may rise when it begins, never after). */
 #define GUARD_DEVICES_MAX 64
@@ -78,6 +80,11 @@ typedef struct guard_hold {
         uint64_t cap_bytes;              /* the strict cap held last tick */
 } guard_hold;    /* ends when the device leaves the sample, is excluded, or a new one comes under its bdi */
 
+typedef struct guard_rate_sample {
+        uint64_t usec;                   /* the tick's time (0: an empty slot) */
+        uint64_t bytes_per_s;            /* what all devices dirtied per second then */
+} guard_rate_sample;
+
 typedef struct guard_state {
         uint64_t limit_bytes;            /* the kernel's dirty threshold at the last change we saw */
         uint64_t limit_changed_usec;     /* when it changed (0: not seen yet) */
@@ -87,8 +94,8 @@ typedef struct guard_state {
         uint64_t clamps_total;           /* how often the guard held a knob */
         uint64_t held_bytes;             /* dirty_bytes as the guard held it last tick (0: not held) */
         bool shielding;                  /* the innocents were shielded last tick */
-        uint64_t dirtying_peak_bytes_per_s;   /* the most dirtied per second over the last GUARD_DIRTYING_HOLD_USEC */
-        uint64_t dirtying_peak_usec;     /* when that was seen */
+        guard_rate_sample dirtying[GUARD_DIRTYING_SAMPLES];   /* the last ticks' rates, a ring */
+        size_t dirtying_next;            /* the ring's slot for the next tick */
         guard_hold holds[GUARD_DEVICES_MAX];   /* devices whose strict cap the guard holds */
 } guard_state;
 
@@ -107,7 +114,7 @@ typedef struct guard_state {
  *   GUARD_HOLD_BUDGET_PERCENT of the limit after all other minimums, the device is left not strict
  *   while it drains (as the kernel alone would pace it) instead of being stopped;
  * - the innocents are shielded (GUARD_SHIELD_ROOM_PERCENT) while the pool cannot hold both them and
- *   what is stuck, and GUARD_SHIELD_STUCK_PERCENT of it is;
+ *   what is stuck, and GUARD_SHIELD_STUCK_PERCENT of it is beyond every active device's own room;
  * - any other device's max_bytes does not fall below its backlog plus GUARD_CAP_HEADROOM_PERCENT
  *   (the guard never raises a cap already in place above the policy's value).
  * Each device's need_bytes is the room the policy sized it for. Fills policy_value/held/held_reason. */
