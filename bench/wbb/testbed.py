@@ -169,6 +169,9 @@ def restore_knobs(d):
     return errors
 
 
+LOOP_DETACH_WAIT_TRIES = 20     # x 0.5 s
+
+
 def remove_devices(d):
     """Unmount (only under the private dir), detach (only loops whose backing file is
     ours), remove the private and scratch dirs."""
@@ -210,7 +213,14 @@ def remove_devices(d):
     if scratch and scratch.startswith(SCRATCH_PREFIX) and os.path.isdir(scratch):
         shutil.rmtree(scratch, ignore_errors=True)
     if priv.startswith(PRIV_PREFIX) and os.path.isdir(priv):
-        still = [lo["loop"] for lo in d.get("loops", []) if knobs.loop_list().get(lo["loop"]) == lo["image"]]
+        # losetup -d on a loop something still has open only marks it for autoclear: it goes when the
+        # last opener closes it (seconds on a loaded machine, after the umount's own teardown)
+        for attempt in range(LOOP_DETACH_WAIT_TRIES):
+            bound = knobs.loop_list()
+            still = [lo["loop"] for lo in d.get("loops", []) if bound.get(lo["loop"]) == lo["image"]]
+            if not still:
+                break
+            time.sleep(0.5)
         if still:
             errors.append("not removing %s: loops still bound: %s" % (priv, still))
         else:
