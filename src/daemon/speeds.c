@@ -405,6 +405,8 @@ int speeds_identity(const char *root, const bdi_device *d, char *buf, size_t siz
 
 typedef struct device_identity {
         char bdi[64];
+        char name[64];            /* the device's name and traits when id was read: a change reads it again */
+        unsigned traits;
         char id[SPEEDS_ID_MAX];   /* "" if the device has none */
         uint64_t read_usec;
         size_t index;             /* its entry in the store, if entries[index].id is id */
@@ -499,12 +501,16 @@ void speeds_store_prior(speeds_store *st, sample *s) {
                 device_identity *di = &next[i];
                 const speed_entry *e;
 
-                if (old && s->time_usec < old->read_usec + SPEEDS_IDENTITY_MAX_AGE_USEC)
+                /* an anonymous number outlives its mount: nameless between an unmount and a mount */
+                if (old && s->time_usec < old->read_usec + SPEEDS_IDENTITY_MAX_AGE_USEC &&
+                    strcmp(old->name, d->name) == 0 && old->traits == d->traits)
                         *di = *old;
                 else {
                         int r;
 
                         snprintf(di->bdi, sizeof di->bdi, "%s", d->bdi);
+                        snprintf(di->name, sizeof di->name, "%s", d->name);
+                        di->traits = d->traits;
                         di->read_usec = s->time_usec;
                         di->index = SIZE_MAX;
                         r = speeds_identity(st->root, d, di->id, sizeof di->id);
