@@ -717,9 +717,10 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
                  * keeps it between 3/4 of it and the cap, and a release there had it flip every second,
                  * restart-a) */
                 /* ... and so does one that is not strict yet and holds more than its cap plus the bound's
-                 * tolerance (over_cap_slack()): a cap that is not strict bites only above the pool's freerun point, and what it
-                 * holds beyond its size is stuck data that lifts the guard's floor, so the pool grew with it
-                 * (db-same-a at 1 s: the copy's disk held 334M against a 92M cap, the limit rising with it) */
+                 * tolerance (over_cap_slack()): a cap that is not strict bites only above the pool's freerun
+                 * point, and what it holds beyond its size is stuck data that lifts the guard's floor, so the
+                 * pool grew with it (db-same-a at 1 s: the copy's disk held 334M against a 92M cap, the limit
+                 * rising with it) */
                 /* (below the freerun point of the larger of the limit it heads for and the limit in force,
                  * the only place a cap that is not strict never bites: db-same-a's 210M cap in a held 304M) */
                 bool over_cap = target <= mul_div(MAX(limit, s->global.dirty_thresh_bytes), FREERUN_PERCENT, 100) &&
