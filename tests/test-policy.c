@@ -1041,8 +1041,11 @@ static void test_uncapped_backlog_over_its_cap_goes_strict(void) {
 }
 
 /* The only device written, at bw for 8 s holding backlog, under in_force MB the kernel has (the guard's). */
-static void sole_writer_in_force(fixture *f, uint64_t in_force, uint64_t bw, uint64_t backlog) {
+/* ... with the admin's dirty_bytes pin in the daemon's config (0: none) */
+static void sole_writer_pinned(fixture *f, uint64_t pin, uint64_t in_force, uint64_t bw, uint64_t backlog) {
         fixture_init(f);
+        if (pin)
+                f->c.dirty_bytes = pin;
         f->s.global.dirty_thresh_bytes = in_force;
         f->s.global.background_thresh_bytes = in_force / 2;
         idle(&f->dev[1]);
@@ -1050,6 +1053,10 @@ static void sole_writer_in_force(fixture *f, uint64_t in_force, uint64_t bw, uin
                 flood(&f->dev[0], bw, backlog);
                 CHECK(tick(f) == 0);
         }
+}
+
+static void sole_writer_in_force(fixture *f, uint64_t in_force, uint64_t bw, uint64_t backlog) {
+        sole_writer_pinned(f, 0, in_force, bw, backlog);
 }
 
 /* db-same-a at 2 s: the copy's disk, the only device written, at 105 MB/s had a 210M cap, 69 % of the 304M
@@ -1073,15 +1080,7 @@ static void test_over_cap_below_freerun_goes_strict(void) {
          * 100M while the kernel still has 1000M) was given back as soon as the backlog was under it plus the
          * batching, and the device refilled and went strict again, every 8 s; now it stays strict while it
          * holds more than half of it */
-        fixture_init(&f);
-        f.c.dirty_bytes = 100 * MB;
-        f.s.global.dirty_thresh_bytes = 1000 * MB;
-        f.s.global.background_thresh_bytes = 500 * MB;
-        idle(&f.dev[1]);
-        for (int n = 0; n < 8; n++) {
-                flood(&f.dev[0], 105 * MB, 150 * MB);
-                CHECK(tick(&f) == 0);
-        }
+        sole_writer_pinned(&f, 100 * MB, 1000 * MB, 105 * MB, 150 * MB);
         CHECK(!dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted);
         {
                 static const uint64_t backlogs_mb[] = { 265, 240, 212, 180, 120 };
@@ -1129,15 +1128,7 @@ static void test_over_cap_below_freerun_goes_strict(void) {
         /* strict for a burst over its cap is not strict for good: the 210M cap is 55 % of a 380M pin, under
          * the share a strict cap keeps (60 %), and was kept strict, with no minimum, after the burst drained
          * and while the disk was idle (a strict idle wb starts from a sliver of its cap on 6.13+) */
-        fixture_init(&f);
-        f.c.dirty_bytes = 380 * MB;
-        f.s.global.dirty_thresh_bytes = 380 * MB;
-        f.s.global.background_thresh_bytes = 190 * MB;
-        idle(&f.dev[1]);
-        for (int n = 0; n < 8; n++) {
-                flood(&f.dev[0], 105 * MB, 150 * MB);
-                CHECK(tick(&f) == 0);
-        }
+        sole_writer_pinned(&f, 380 * MB, 380 * MB, 105 * MB, 150 * MB);
         CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 210 * MB);
         CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value);
         flood(&f.dev[0], 105 * MB, 265 * MB);
