@@ -140,6 +140,15 @@ require_binaries() {
 live_test_begin() {
         live_opt_in
         live_lock
+        # a daemon under test mounts debugfs and tracefs where nobody has (and tracefs comes up under
+        # debugfs when read): leave the machine as it was found, after everything else is undone (the
+        # first cleanup runs last)
+        if ! mountpoint -q /sys/kernel/debug; then
+                push_cleanup "! mountpoint -q /sys/kernel/debug || umount -R /sys/kernel/debug"
+        fi
+        if ! mountpoint -q /sys/kernel/tracing; then
+                push_cleanup "! mountpoint -q /sys/kernel/tracing || umount /sys/kernel/tracing"
+        fi
 }
 
 # make_loop_fs NAME SIZE: an ext4 file system on a loop device of our own, mounted, all undone on exit.

@@ -26,6 +26,9 @@ work=$(mktemp -d /var/tmp/wbtuned-trace-live.XXXXXX) || skip "no temp dir"
 instance=wbtuned-test-$$
 loop= majmin= bdi= dd_pid= driver_pid= throttle=
 saved_strict= saved_ratio_file= saved_ratio=
+# the trace code mounts tracefs where nobody has: put it back as found (live_test_begin does the same)
+tracefs_was_mounted=0
+mountpoint -q /sys/kernel/tracing && tracefs_was_mounted=1
 
 cleanup() {
         [ -n "$dd_pid" ] && kill "$dd_pid" 2>/dev/null && wait "$dd_pid" 2>/dev/null
@@ -41,6 +44,7 @@ cleanup() {
                 [ -d "$d" ] && rmdir "$d" 2>/dev/null
         done
         rm -rf "$work"
+        [ "$tracefs_was_mounted" = 1 ] || ! mountpoint -q /sys/kernel/tracing || umount /sys/kernel/tracing
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
