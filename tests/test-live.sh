@@ -56,8 +56,6 @@ push_cleanup "rm -rf '$tmp'"
 mkdir "$tmp/mnt"
 
 knobs_snapshot > "$tmp/knobs.before"
-debugfs_was_mounted=0
-mountpoint -q /sys/kernel/debug && debugfs_was_mounted=1
 
 # --- a loop device of our own ---------------------------------------------------------------
 truncate -s 256M "$tmp/disk.img" || fail "truncate"
@@ -84,8 +82,6 @@ EOF
 daemon=$!
 push_cleanup "stop_pid $daemon"
 push_cleanup '[[ $_exit_rc -ne 0 && -s $tmp/daemon.err ]] && { echo "--- daemon stderr"; cat "$tmp/daemon.err"; }'
-# the daemon may mount debugfs if it was not: leave the machine as we found it
-push_cleanup "[[ $debugfs_was_mounted -eq 1 ]] || ! mountpoint -q /sys/kernel/debug || umount /sys/kernel/debug"
 
 wait_for_socket "$tmp/ctl" 10 || { cat "$tmp/daemon.err"; fail "the daemon did not open $tmp/ctl"; }
 ctl() { "$WBTUNECTL" --socket "$tmp/ctl" "$@"; }
