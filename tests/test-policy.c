@@ -209,10 +209,18 @@ static void test_slow_device_gets_strict_cap(void) {
         CHECK(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->wanted);
         CHECK_EQ_U64(dev_knob(&f, 1, KNOB_STRICT_LIMIT)->value, 1);
         CHECK(strstr(dev_knob(&f, 1, KNOB_MAX_BYTES)->reason, "8.0M/s x 2.0 s") != NULL);
-        /* the disk is not saturated: it has shown 50 MB/s x 2 s, more than its first bound, and has that,
-         * not strict (above half the limit) */
+        /* the disk is not saturated: it has shown 50 MB/s x 2 s, more than its first bound, and has that;
+         * strict while the kernel's limit is still the 4.6G it had (nothing else bounds it below 3.4G) */
         CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 100 * MB);
         CHECK(strstr(dev_knob(&f, 0, KNOB_MAX_BYTES)->reason, "not measured yet, but it writes 50M/s") != NULL);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
+        CHECK(strstr(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->reason, "freerun point of the limit in force 4.5G") != NULL);
+        /* with the kernel's limit at the policy's, not strict (above half the limit) */
+        f.s.global.dirty_thresh_bytes = f.st.dirty_bytes;
+        flood(&f.dev[0], 50 * MB, 512 * 1024);
+        flood(&f.dev[1], 8 * MB, 300 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 100 * MB);
         CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value);
         fixture_done(&f);
 }
@@ -1314,6 +1322,52 @@ static void test_fast_device_leaves_presumed_early(void) {
         }
 }
 
+/* fastnew-a: a new 200 MB/s disk, freed from its 64M first bound on its first ticks of writing, with a cap
+ * heading for 384M while the guard still holds the kernel's limit at 1.2G (freerun ~900M). Not strict there,
+ * that cap bit nowhere below 900M, and a copy at memory speed filled 632M in a tenth of a second. Strict
+ * from its release, measured or not, while the limit in force is held above the policy's; the share rule
+ * once the two are equal. 100 ms ticks, its writer paced at the cap (backlog = the cap written). */
+static void test_freed_early_strict_under_held_limit(void) {
+        uint64_t backlog = 32 * MB;
+        bool freed = false, strict_all = true, measured_seen = false;
+        fixture f;
+
+        fixture_init(&f);
+        f.c.tick_ms = 100;
+        f.dev[0].seen_before = false;
+        f.s.global.dirty_thresh_bytes = 1200 * MB;
+        f.s.global.background_thresh_bytes = 600 * MB;
+        for (int n = 0; n < 30; n++) {
+                flood(&f.dev[0], 20 * MB, backlog);
+                f.dev[0].write_bw_bytes_per_s = 200 * MB;
+                f.dev[0].dirty_rate_bytes_per_s = 2000 * MB;
+                CHECK(tick_after(&f, 100000) == 0);
+                if (!f.st.devices[0].presumed && dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted)
+                        freed = true;
+                if (freed) {
+                        strict_all = strict_all && dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted &&
+                                     dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value == 1;
+                        measured_seen = measured_seen || f.st.devices[0].measured;
+                }
+                if (dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted)
+                        backlog = dev_knob(&f, 0, KNOB_MAX_BYTES)->value;
+        }
+        CHECK(freed);
+        CHECK(measured_seen);
+        CHECK(strict_all);
+        CHECK(f.st.dirty_bytes < f.s.global.dirty_thresh_bytes);
+        CHECK(strstr(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->reason, "below the freerun point of the limit in force 1.2G") != NULL);
+        /* the guard lets the kernel's limit reach the policy's: that limit bounds it, no strict cap for that */
+        f.s.global.dirty_thresh_bytes = f.st.dirty_bytes;
+        f.s.global.background_thresh_bytes = f.st.dirty_bytes / 2;
+        flood(&f.dev[0], 20 * MB, backlog);
+        CHECK(tick_after(&f, 100000) == 0);
+        CHECK(!f.st.devices[0].unbounded_in_force);
+        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value ||
+              strstr(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->reason, "limit in force") == NULL);
+        fixture_done(&f);
+}
+
 /* slow-first: a fast disk starts while a slow stick holds the pool up to its freerun point, so its
  * presumed cap is the 16M floor, and the kernel's estimate for it is the few MB/s left from its last
  * writes. Strictly capped near its backlog, its writer is paced by the kernel's stale dirty_ratelimit
@@ -1632,6 +1686,7 @@ int main(void) {
         test_remembered_slow_device_with_a_leftover_backlog();
         test_uncapped_backlog_over_its_cap_goes_strict();
         test_over_cap_below_freerun_goes_strict();
+        test_freed_early_strict_under_held_limit();
         test_remembered_fast_device_is_not_presumed();
         test_untrusted_figures_leave_limits_alone();
         test_small_box_keeps_the_kernels_limit();

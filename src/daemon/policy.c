@@ -448,7 +448,7 @@ static uint64_t first_bound(const sample *s, const config *c, const bdi_device *
 /* No cap wanted from now on: the next one starts afresh (no slew, no hysteresis, not strict). */
 static void forget_cap(policy_device_state *ds) {
         ds->max_bytes = 0;
-        ds->strict = ds->presumed = ds->over_cap = false;
+        ds->strict = ds->presumed = ds->over_cap = ds->unbounded_in_force = false;
 }
 
 /* The cap of an idle device whose speed is not known: its first bound, strict so it is in force when
@@ -610,7 +610,7 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
         uint64_t target_ms = device_backlog_ms(c, dc), cap = ch->cap, target, step;
         char a[16], b[16];
-        bool strict, presumed = ch->presumed, far_below, over_cap_now = false, over_in_force;
+        bool strict, presumed = ch->presumed, far_below, over_cap_now = false, over_in_force, in_force_free;
 
         if (ch->source == CAP_SOURCE_LOWER) {
                 forget_cap(ds);
@@ -676,7 +676,16 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
          * cgroup writes: a cap is a ratio of that cgroup's own limit there. */
         over_in_force = s->memcg.n_writing == 0 && cap <= mul_div(s->global.dirty_thresh_bytes, FREERUN_PERCENT, 100) &&
                         (d->backlog_bytes > cap + over_cap_slack(d, cap) || (ds->over_cap && d->backlog_bytes > cap / 2));
-        if (!presumed && cap >= limit && !over_in_force &&
+        /* a device freed from its first bound before it was measured, whose cap lies below the freerun point
+         * of the limit in force: nothing bounds it there but a strict cap, and its writer is anything up to
+         * memory speed (fastnew-a: freed at 64M with a 384M cap under a held 1.2G, it filled 632M in the tenth
+         * of a second before it was over its cap); kept, once measured, while the guard holds the limit in
+         * force above the policy's (with the two equal the share rule below decides, as for any device) */
+        in_force_free = s->memcg.n_writing == 0 && !presumed && s->global.dirty_thresh_bytes > limit &&
+                        (!ds->measured || ds->unbounded_in_force) &&
+                        (ch->source == CAP_SOURCE_SHOWN || ch->source == CAP_SOURCE_EARLY || ds->unbounded_in_force) &&
+                        MIN(cap, limit) <= mul_div(s->global.dirty_thresh_bytes, FREERUN_PERCENT, 100);
+        if (!presumed && cap >= limit && !over_in_force && !in_force_free &&
             !(ds->max_bytes && !ds->presumed && cap < mul_div(limit, CAP_RELEASE_PERCENT, 100))) {
                 forget_cap(ds);
                 return;
@@ -729,7 +738,7 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
 
                 /* the keep band is the share rule's hysteresis: one strict for being over its cap is
                  * released with it (a 210M cap in a 380M pin stayed strict, idle, after one burst) */
-                strict = presumed || ds->slowed_usec || over_cap || target <= limit / STRICT_SHARE_DIVISOR ||
+                strict = presumed || ds->slowed_usec || over_cap || in_force_free || target <= limit / STRICT_SHARE_DIVISOR ||
                          (ds->strict && !ds->over_cap && target <= mul_div(limit, STRICT_KEEP_PERCENT, 100));
                 over_cap_now = over_cap;
                 if (presumed)
@@ -744,12 +753,18 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
                 else if (over_cap && target > limit / STRICT_SHARE_DIVISOR)
                         want(kstrict, 1, "it holds %s, over half its cap %s since it held more: strict until it "
                              "is down to half", format_bytes(a, sizeof a, d->backlog_bytes), format_bytes(b, sizeof b, target));
+                else if (in_force_free && target > limit / STRICT_SHARE_DIVISOR)
+                        want(kstrict, 1, "%s: its cap %s is below the freerun point of the limit in force %s, "
+                             "enforce it even below freerun", ds->measured ? "measured while held" : "not measured yet",
+                             format_bytes(a, sizeof a, target),
+                             format_bytes(b, sizeof b, s->global.dirty_thresh_bytes));
                 else if (strict)
                         want(kstrict, 1, "cap %s is far below the global limit %s: enforce it even below freerun",
                              format_bytes(a, sizeof a, target), format_bytes(b, sizeof b, limit));
         }
         ds->strict = strict;
         ds->over_cap = strict && over_cap_now;
+        ds->unbounded_in_force = strict && in_force_free;
         /* a strict device that was idle gets only a sliver of its cap: the kernel's idle floor for strict
          * wbs (__wb_calc_thresh(), 6.13+) and the slow ramp-up of its share, while its bandwidth estimate
          * restarts near zero after 4 s idle. Granting it the cap as its minimum lets its writers start. */

@@ -64,6 +64,8 @@ typedef struct policy_device_state {
         uint64_t max_bytes;             /* last desired cap (for slew), 0 = none */
         bool strict;                    /* last desired strict_limit */
         bool over_cap;                  /* ... because it held more than its cap */
+        bool unbounded_in_force;        /* ... because, freed before it was measured, its cap lies below the
+                                         * freerun point of the limit in force (kept until it does not) */
         bool measured;                  /* bw_bytes_per_s comes from saturated time, not the kernel's guess */
         speed_source source;            /* measured now, or remembered (then seeded from the sample's prior) */
         uint64_t saturated_now_usec;    /* saturated time seen in this run: measured now from BW_TRUST_USEC on */
