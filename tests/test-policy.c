@@ -1157,6 +1157,34 @@ static void test_over_cap_below_freerun_goes_strict(void) {
                 CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value);
         }
         fixture_done(&f);
+
+        /* ... nor when its writer stops while it still holds more than half its cap: idle, it keeps the cap
+         * but not the strictness (the 64-CPU guest's disk, strict at 242M on a 175M cap, idle and strict
+         * for 107 s: its next writer started from a sliver of the cap) */
+        sole_writer_pinned(&f, 380 * MB, 380 * MB, 105 * MB, 150 * MB);
+        flood(&f.dev[0], 105 * MB, 265 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
+        idle(&f.dev[0]);
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 210 * MB);
+        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value);
+        fixture_done(&f);
+        /* (an admin's strict_limit = yes is theirs, idle or not) */
+        sole_writer_pinned(&f, 380 * MB, 380 * MB, 105 * MB, 150 * MB);
+        f.c.n_devices = 1;
+        snprintf(f.c.devices[0].match, sizeof f.c.devices[0].match, "sda");
+        f.c.devices[0].manage = true;
+        f.c.devices[0].strict_limit = TRISTATE_YES;
+        flood(&f.dev[0], 105 * MB, 265 * MB);
+        CHECK(tick(&f) == 0);
+        idle(&f.dev[0]);
+        CHECK(tick(&f) == 0);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 210 * MB);
+        CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
+        CHECK(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->from_config);
+        fixture_done(&f);
+
 }
 
 /* A remembered fast device is not treated as unknown: no presumed cap on its first burst. */

@@ -634,6 +634,17 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
         case CAP_SOURCE_KEPT:
                 want(kmax, cap, "idle: keeping its cap (bandwidth %s/s when last measured)",
                      format_bytes(a, sizeof a, ds->bw_bytes_per_s));
+                /* strict by the share rule, or slowed: strict for a burst over its cap or under a held limit
+                 * ends with its writer (a 64-CPU guest's disk stayed strict, idle, for 107 s after one burst) */
+                if (dc && dc->strict_limit != TRISTATE_AUTO) {
+                        want(kstrict, dc->strict_limit == TRISTATE_YES, "strict_limit from [device \"%s\"]", dc->match);
+                        kstrict->from_config = true;
+                        return;
+                }
+                if (ds->strict && !ds->slowed_usec && cap > limit / STRICT_SHARE_DIVISOR &&
+                    (ds->over_cap || ds->unbounded_in_force || cap > mul_div(limit, STRICT_KEEP_PERCENT, 100)))
+                        ds->strict = false;
+                ds->over_cap = ds->unbounded_in_force = false;
                 if (ds->strict)
                         want(kstrict, 1, "idle: keeping its strict cap");
                 return;
