@@ -1185,6 +1185,14 @@ static void test_over_cap_below_freerun_goes_strict(void) {
         CHECK(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->from_config);
         fixture_done(&f);
 
+        /* and not while a memory-limited cgroup writes: the cap, a ratio, is a ratio of that cgroup's own
+         * limit there (the 64-CPU guest's MemoryMax writer, strict for a second four times a run) */
+        sole_writer_pinned(&f, 380 * MB, 380 * MB, 105 * MB, 150 * MB);
+        f.s.memcg.n_writing = 1;
+        flood(&f.dev[0], 105 * MB, 265 * MB);
+        CHECK(tick(&f) == 0);
+        CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value);
+        fixture_done(&f);
 }
 
 /* A remembered fast device is not treated as unknown: no presumed cap on its first burst. */

@@ -743,7 +743,8 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
                  * rising with it) */
                 /* (below the freerun point of the larger of the limit it heads for and the limit in force,
                  * the only place a cap that is not strict never bites: db-same-a's 210M cap in a held 304M) */
-                bool over_cap = target <= mul_div(MAX(limit, s->global.dirty_thresh_bytes), FREERUN_PERCENT, 100) &&
+                bool over_cap = s->memcg.n_writing == 0 &&
+                                target <= mul_div(MAX(limit, s->global.dirty_thresh_bytes), FREERUN_PERCENT, 100) &&
                                 (d->backlog_bytes > target + over_cap_slack(d, target) || (ds->strict && d->backlog_bytes > target) ||
                                  (ds->over_cap && d->backlog_bytes > target / 2));
 
