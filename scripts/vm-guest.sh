@@ -258,10 +258,13 @@ failing_case() {   # failing_case PHASE N
         echo "$dev" > "$o/device"
         settle
         note "failing ($1 $2): the fast writer alone, $FAIL_FAST_MB MB"
-        dd if=/dev/zero of=/mnt/fast/solo bs=1M count="$FAIL_FAST_MB" > "$o/fast-solo.txt" 2>&1
+        # conv=fsync: the rate to the disk, not how much the page cache absorbed under each phase's limit
+        dd if=/dev/zero of=/mnt/fast/solo bs=1M count="$FAIL_FAST_MB" conv=fsync > "$o/fast-solo.txt" 2>&1
         rm -f /mnt/fast/solo
         settle
         note "failing ($1 $2): a writer to $dev at $SLOW_BPS B/s, then the error target under it"
+        # the unit of the last run stays loaded as failed after its EIO (6.12): without this, no writer runs
+        systemctl reset-failed wbvm-fail.service 2> /dev/null
         systemd-run --quiet --unit=wbvm-fail -p IOWriteBandwidthMax="/dev/mapper/wbvm-fail $SLOW_BPS" \
                 dd if=/dev/zero of=/mnt/fail/f bs=1M count=3000
         sleep 8
@@ -271,12 +274,13 @@ failing_case() {   # failing_case PHASE N
                 dmsetup resume wbvm-fail
         echo $? > "$o/swap.rc"
         note "failing ($1 $2): the fast writer beside the failing device"
-        dd if=/dev/zero of=/mnt/fast/beside bs=1M count="$FAIL_FAST_MB" > "$o/fast-failing.txt" 2>&1
+        dd if=/dev/zero of=/mnt/fast/beside bs=1M count="$FAIL_FAST_MB" conv=fsync > "$o/fast-failing.txt" 2>&1
         rm -f /mnt/fast/beside
         wbtunectl --json devices > "$o/devices.failing.json" 2> /dev/null
         bdi_knobs "$dev" > "$o/knobs.failing"
         systemctl stop wbvm-fail.service 2> /dev/null
         systemctl show -p ActiveState -p ExecMainStatus wbvm-fail.service > "$o/writer.state" 2>&1
+        systemctl reset-failed wbvm-fail.service 2> /dev/null
         umount /mnt/fail 2> "$o/umount.txt" || umount -l /mnt/fail
         dmsetup remove wbvm-fail 2> "$o/remove.txt"
         echo $? > "$o/remove.rc"
