@@ -14,6 +14,7 @@ exec > "$out/log" 2>&1
 note() { echo "--- $(date +%T) $*"; }
 finish() {
         note "finish"
+        sample_stop
         journalctl -b --no-pager -o short-monotonic > "$out/journal.txt" 2>&1
         umount /mnt/slow /mnt/fast 2> /dev/null
         [[ -n ${slow_dev:-} ]] && losetup -d "$slow_dev"
@@ -77,6 +78,39 @@ knobs() {
 }
 knobs > "$out/knobs.before"
 
+# One line a second while a case runs, to tell throttling from CPU starvation afterwards: the global
+# limit, the fast device's knobs and dirty pages, the writer's dd (wchar, run and wait ns from schedstat)
+# and the daemon's CPU ticks. sample_start FILE; ...; sample_stop.
+sample_pid=
+sample_start() {
+        local file=$1
+        (
+                printf 'time dirty_bytes fast_max_bytes fast_min_ratio fast_strict fast_dirty_kb dd_wchar dd_run_ns dd_wait_ns daemon_ticks\n'
+                while :; do
+                        local dd dw=- dr=- dwt=- dt=- st fdirty
+                        dd=$(pgrep -n -x dd || true)
+                        if [[ -n $dd ]]; then
+                                dw=$(awk '/^wchar/ { print $2 }' "/proc/$dd/io" 2> /dev/null || echo -)
+                                read -r dr dwt _ < "/proc/$dd/schedstat" 2> /dev/null || true
+                        fi
+                        st=$(pgrep -x wbtuned | head -n 1 || true)
+                        [[ -n $st ]] && dt=$(awk '{ print $14 + $15 }' "/proc/$st/stat" 2> /dev/null || echo -)
+                        fdirty=$(awk '/^BdiDirty/ { print $2 }' "/sys/kernel/debug/bdi/$fast_bdi/stats" 2> /dev/null || echo -)
+                        printf '%s %s %s %s %s %s %s %s %s %s\n' "$(date +%s.%N)" "$(cat /proc/sys/vm/dirty_bytes)" \
+                                "$(cat "/sys/class/bdi/$fast_bdi/max_bytes" 2> /dev/null || echo -)" \
+                                "$(cat "/sys/class/bdi/$fast_bdi/min_ratio" 2> /dev/null || echo -)" \
+                                "$(cat "/sys/class/bdi/$fast_bdi/strict_limit" 2> /dev/null || echo -)" \
+                                "$fdirty" "${dw:--}" "${dr:--}" "${dwt:--}" "$dt"
+                        sleep 1
+                done
+        ) > "$file" 2>&1 &
+        sample_pid=$!
+}
+sample_stop() {
+        [[ -n $sample_pid ]] && kill "$sample_pid" 2> /dev/null && wait "$sample_pid" 2> /dev/null
+        sample_pid=
+}
+
 # --- the memcg writers, kernel alone -------------------------------------------------------------
 # dd under MemoryMax= (memcg-*), under MemoryHigh= (memcghigh-*: mem_cgroup_wb_stats() counts
 # memory.high too) and under MemoryMax= while a writer of the root cgroup fills the slow device
@@ -107,8 +141,10 @@ memcg_write() {   # memcg_write PHASE: MEMCG_REPEAT runs of each kind, memcg{,hi
                 systemd-run --quiet --wait --pipe --collect -p IOWriteBandwidthMax="$slow_dev $SLOW_BPS" \
                         dd if=/dev/zero of=/mnt/slow/beside bs=1M count="$BESIDE_MB" conv=fsync > "$out/hostbeside-$1-$i.txt" 2>&1 &
                 host=$!
+                sample_start "$out/memcgbeside-$1-$i.samples"
                 sleep 2
                 memcg_dd MemoryMax="$MEMCG_MAX" "$out/memcgbeside-$1-$i.txt"
+                sample_stop
                 wait "$host"
                 rm -f /mnt/slow/beside
         done
@@ -274,7 +310,9 @@ failing_case() {   # failing_case PHASE N
                 dmsetup resume wbvm-fail
         echo $? > "$o/swap.rc"
         note "failing ($1 $2): the fast writer beside the failing device"
+        sample_start "$o/fast-failing.samples"
         dd if=/dev/zero of=/mnt/fast/beside bs=1M count="$FAIL_FAST_MB" conv=fsync > "$o/fast-failing.txt" 2>&1
+        sample_stop
         rm -f /mnt/fast/beside
         wbtunectl --json devices > "$o/devices.failing.json" 2> /dev/null
         bdi_knobs "$dev" > "$o/knobs.failing"
