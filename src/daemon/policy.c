@@ -691,8 +691,9 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
          * of the limit in force: nothing bounds it there but a strict cap, and its writer is anything up to
          * memory speed (fastnew-a: freed at 64M with a 384M cap under a held 1.2G, it filled 632M in the tenth
          * of a second before it was over its cap); kept, once measured, while the guard holds the limit in
-         * force above the policy's (with the two equal the share rule below decides, as for any device) */
-        in_force_free = s->memcg.n_writing == 0 && !presumed && s->global.dirty_thresh_bytes > limit &&
+         * force above the policy's (with no hold the share rule below decides, as for any device: the kernel's
+         * threshold is the written limit rounded up to a page, or a limit the daemon does not write) */
+        in_force_free = s->memcg.n_writing == 0 && !presumed && s->limit_held_bytes > limit &&
                         (!ds->measured || ds->unbounded_in_force) &&
                         (ch->source == CAP_SOURCE_SHOWN || ch->source == CAP_SOURCE_EARLY || ds->unbounded_in_force) &&
                         MIN(cap, limit) <= mul_div(s->global.dirty_thresh_bytes, FREERUN_PERCENT, 100);
@@ -751,7 +752,8 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
                 /* the keep band is the share rule's hysteresis: one strict for being over its cap is
                  * released with it (a 210M cap in a 380M pin stayed strict, idle, after one burst) */
                 strict = presumed || ds->slowed_usec || over_cap || in_force_free || target <= limit / STRICT_SHARE_DIVISOR ||
-                         (ds->strict && !ds->over_cap && target <= mul_div(limit, STRICT_KEEP_PERCENT, 100));
+                         (ds->strict && !ds->over_cap && !ds->unbounded_in_force &&
+                          target <= mul_div(limit, STRICT_KEEP_PERCENT, 100));
                 over_cap_now = over_cap;
                 if (presumed)
                         want(kstrict, 1, "presumed slow: enforce its cap %s even below freerun",
