@@ -207,8 +207,26 @@ static void test_apply_order_and_restore(void) {
         want(&d.global[KNOB_DIRTY_BYTES], 200 * M, "less");
         want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 100 * M, "less");
         CHECK(actuator_apply(a, &s, &d) == 0);
+        fake_kernel_log_dump(fk);
         CHECK(log_before(fk, "vm/dirty_background_bytes", "vm/dirty_bytes"));
+        /* ... and the cap before it falls, as its ratio of the lower limit: 16M of 1000M would be 3.2M of 200M
+         * for the moment between the two writes, and a strict cap at a fifth stops its writers */
+        CHECK(log_before(fk, "7:1/max_ratio_fine 80000", "vm/dirty_bytes"));
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:1/max_bytes"), 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 80000);   /* 16M of 200M */
+        CHECK(!log_has_errors(fk));
+        printf("# raising it again: the limit first, the cap after it (above its bytes in between)\n");
+        fake_kernel_log_clear(fk);
+        want(&d.global[KNOB_DIRTY_BYTES], 800 * M, "more");
+        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 400 * M, "more");
+        CHECK(actuator_apply(a, &s, &d) == 0);
         CHECK(log_before(fk, "vm/dirty_bytes", "7:1/max_bytes"));
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:1/max_ratio_fine"), 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 20000);
+        want(&d.global[KNOB_DIRTY_BYTES], 200 * M, "less");
+        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 100 * M, "less");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 80000);
 
         printf("# a cap beyond the limit is clamped to it (the kernel says EINVAL)\n");
         fake_kernel_log_clear(fk);

@@ -424,6 +424,43 @@ static void test_old_kernel(void) {
         plan_done(&f.p);
 }
 
+static void test_devices_as_ratio(void) {
+        fixture f = {};
+        size_t i;
+
+        printf("# a limit about to fall: min and max as ratios of it (their *_ratio_fine), min <= max at each write\n");
+        fixture_init(&f, 2, true);
+        /* 7:0 holds 16M of today's 781M (20480 ppm) as our cap, and keeps it: the limit falls to 390M */
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 20480);
+        ours_fine(&f, 0, KNOB_MAX_BYTES, KNOB_PPM_FULL, 20480);
+        DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);
+        /* 7:1 gets a new cap of 64M and a min of 32M */
+        DT(&f, 1, KNOB_MAX_BYTES) = value(64 * M);
+        DT(&f, 1, KNOB_MIN_BYTES) = value(32 * M);
+        f.in.thresh_pages = THRESH_PAGES / 2;
+        f.in.devices_as_ratio = true;
+        plan_done(&f.p);
+        CHECK(plan_build_part(&f.in, PLAN_DEVICES, &f.p) == 0);
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_ratio_fine 40960", "7:1 max_ratio_fine 163840",
+                                             "7:1 min_ratio_fine 81920", NULL }));
+        for (i = 0; i < f.p.n_ops; i++) {
+                CHECK_EQ_U64(f.p.ops[i].for_limit_bytes, THRESH_PAGES / 2 * PAGE);
+                CHECK_EQ_U64(f.p.ops[i].expect.form, KNOB_FORM_FINE);
+        }
+        /* 7:0 only keeps its 16M: a rescale; 7:1's are the policy's new values */
+        CHECK(f.p.n_ops == 3 && f.p.ops[0].rescale && !f.p.ops[1].rescale && !f.p.ops[2].rescale);
+
+        printf("# before 6.2 the percent form is a ratio already: the same writes in whole percents\n");
+        fixture_init(&f, 1, false);
+        DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);        /* 4.1 % of 390M: 5 */
+        f.in.thresh_pages = THRESH_PAGES / 2;
+        f.in.devices_as_ratio = true;
+        plan_done(&f.p);
+        CHECK(plan_build_part(&f.in, PLAN_DEVICES, &f.p) == 0);
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_ratio 5", NULL }));
+        plan_done(&f.p);
+}
+
 static void test_ownership(void) {
         fixture f = {};
 
@@ -506,6 +543,7 @@ static void test_kernel_bounds(void) {
 
 int main(void) {
         test_kernel_bounds();
+        test_devices_as_ratio();
         test_globals();
         test_device_order();
         test_min_sum();

@@ -333,7 +333,7 @@ static const char *op_reason(const plan_op *o) {
 
 /* The value before, in the form written: bytes for bytes, the ratio for a ratio. */
 static const char *op_old_to_string(const plan_op *o, char *buf, size_t size) {
-        if (o->form == KNOB_FORM_SELF && knob_get(o->knob)->kind == KNOB_KIND_OF_LIMIT)
+        if ((o->form == KNOB_FORM_SELF || o->for_limit_bytes) && knob_get(o->knob)->kind == KNOB_KIND_OF_LIMIT)
                 return knob_value_to_string(o->knob, o->old_value, buf, size);
         return knob_setting_to_string(o->knob, o->old, buf, size);
 }
@@ -356,12 +356,21 @@ static void log_change(const actuator *a, const char *bdi, const plan_op *o) {
                 snprintf(who, sizeof who, "%s", bdi ? bdi : "global");
 
         op_old_to_string(o, old, sizeof old);
-        knob_setting_to_string(o->knob, (knob_setting) { o->form, o->value }, new, sizeof new);
+        if (o->for_limit_bytes) {
+                /* a ratio for the limit about to fall: said as the bytes it gives of that limit */
+                char b[16], l[16];
+
+                snprintf(new, sizeof new, "%s of the %s limit it falls to",
+                         format_bytes(b, sizeof b, (uint64_t) ((unsigned __int128) o->for_limit_bytes * o->value / KNOB_PPM_FULL)),
+                         format_bytes(l, sizeof l, o->for_limit_bytes));
+        } else
+                knob_setting_to_string(o->knob, (knob_setting) { o->form, o->value }, new, sizeof new);
         snprintf(f_knob, sizeof f_knob, "WBTUNED_KNOB=%s", knob_name(o->knob));
         snprintf(f_old, sizeof f_old, "WBTUNED_OLD=%s", old);
         snprintf(f_new, sizeof f_new, "WBTUNED_NEW=%s", new);
         snprintf(f_reason, sizeof f_reason, "WBTUNED_REASON=%s", reason);
-        log_event(o->restore ? EVENT_KNOB_RESTORED : EVENT_KNOB_CHANGED, LOG_INFO, bdi ? bdi : "global",
+        /* keeping its bytes through a fall of the limit is no news: one line per device at every step */
+        log_event(o->restore ? EVENT_KNOB_RESTORED : EVENT_KNOB_CHANGED, o->rescale ? LOG_DEBUG : LOG_INFO, bdi ? bdi : "global",
                   bdi ? name : NULL, fields, "%s %s %s -> %s: %s", who, knob_name(o->knob), old, new, reason);
 }
 
@@ -918,6 +927,39 @@ static void probe_globals(actuator *a) {
 /* Snapshot, plan, run (or print). The globals are planned and run first; the devices are then read
  * and planned against the limit really in force, whatever became of the global writes. A stop or
  * `restore` tries every write now; a tick backs off from writes that failed. */
+/* A limit about to fall takes every device's min and max down with it (the kernel keeps them as ratios of
+ * it, bdi_ratio_from_pages()): before it falls, write them as ratios of the limit it falls to, for the bytes
+ * they are to have, so no device is below them in between (a strict cap at half its size stops its writers).
+ * A rising limit needs nothing: the devices are above their bytes until they are written after it. */
+static void prescale_devices(actuator *a, const sample *s, const decision *dec, const plan_input *globals,
+                             const plan *global_plan) {
+        planned pre = {};
+        plan pl = {};
+        bool falls = false;
+
+        for (size_t i = 0; i < global_plan->n_ops; i++)
+                falls = falls || (global_plan->ops[i].knob == KNOB_DIRTY_BYTES && global_plan->ops[i].form == KNOB_FORM_SELF);
+        /* (only a limit we have written before: one that refuses the write would leave the ratios for nothing) */
+        if (!falls || !a->g[KNOB_DIRTY_BYTES].written || a->g[KNOB_DIRTY_BYTES].refused ||
+            global_plan->thresh_pages_after == 0 || global_plan->thresh_pages_after >= globals->thresh_pages)
+                return;
+        pre.in = *globals;
+        pre.in.devices = NULL;
+        pre.in.n_devices = 0;
+        pre.in.others_min_ppm = 0;
+        if (build_devices(a, s, dec, false, NULL, &pre) >= 0 && !pre.in.global_limit_unwritable &&
+            global_plan->thresh_pages_after < pre.in.thresh_pages) {
+                pre.in.thresh_pages = global_plan->thresh_pages_after;
+                pre.in.devices_as_ratio = true;
+                if (plan_build_part(&pre.in, PLAN_DEVICES, &pl) < 0)
+                        log_oom_error();
+                else
+                        (void) plan_run(a, &pre.in, &pl, false, true);
+        }
+        plan_done(&pl);
+        planned_done(&pre);
+}
+
 static int pipeline(actuator *a, const sample *s, const decision *dec, bool restore_all, const char *only_bdi,
                     FILE *print_only) {
         bool use_backoff = !restore_all && !only_bdi;
@@ -944,7 +986,11 @@ static int pipeline(actuator *a, const sample *s, const decision *dec, bool rest
                 planned_done(&p);
                 return r;
         }
-        r = plan_build_part(&p.in, PLAN_GLOBALS, &pl) < 0 ? log_oom_error() : plan_run(a, &p.in, &pl, true, use_backoff);
+        r = plan_build_part(&p.in, PLAN_GLOBALS, &pl) < 0 ? log_oom_error() : 0;
+        if (r == 0 && use_backoff)
+                prescale_devices(a, s, dec, &p.in, &pl);
+        if (r == 0)
+                r = plan_run(a, &p.in, &pl, true, use_backoff);
         plan_done(&pl);
         if (r != -ENOMEM) {
                 k = build_devices(a, s, dec, restore_all, only_bdi, &p);

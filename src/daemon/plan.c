@@ -255,6 +255,17 @@ static bool plan_of_limit(const plan_input *in, const plan_device *d, size_t di,
                 tol_ppm = 0;
         if (cur_ppm + tol_ppm >= want_ppm && cur_ppm <= want_ppm + tol_ppm)
                 return false;
+        /* for a limit about to fall: the ratio that gives these bytes of it, above them until it falls */
+        if (in->devices_as_ratio && now->has[KNOB_FORM_FINE]) {
+                uint64_t band = t->value / 100 * BYTES_TOLERANCE_PERCENT + in->page_size;
+
+                o->form = KNOB_FORM_FINE;
+                o->value = MIN(want_ppm, KNOB_PPM_FULL);
+                o->expect = (knob_setting) { KNOB_FORM_FINE, o->value };
+                o->for_limit_bytes = limit_bytes(in, thresh_pages);
+                o->rescale = now->has[KNOB_FORM_SELF] && now->value + band >= t->value && now->value <= t->value + band;
+                return true;
+        }
         if (now->has[KNOB_FORM_SELF]) {
                 o->form = KNOB_FORM_SELF;
                 o->value = t->value;

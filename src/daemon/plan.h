@@ -66,6 +66,8 @@ typedef struct plan_input {
         uint64_t others_min_ppm;        /* min ratios of the devices not in the plan: they count toward 100 % */
         bool global_limit_unwritable;   /* vm.dirty_bytes refuses our writes (read-only /proc/sys/vm, an LSM):
                                          * the limit the device bytes are ratios of is not ours to set */
+        bool devices_as_ratio;          /* write min/max in their *_ratio_fine, as ratios of thresh_pages: the
+                                         * devices of a limit about to fall, written before it falls */
 } plan_input;
 
 typedef struct plan_op {
@@ -79,6 +81,8 @@ typedef struct plan_op {
         uint64_t old_value;             /* its own file before the write (bytes of a share of the limit) */
         knob_setting expect;            /* what it should hold afterwards (predicted for the *_bytes forms) */
         uint64_t readback_tolerance;    /* the own file may read back this far from value */
+        uint64_t for_limit_bytes;       /* a ratio written for the limit about to be in force (0: the one now) */
+        bool rescale;                   /* ... that keeps the bytes the device has now: no change of the policy's */
         const char *reason;
 } plan_op;
 #define PLAN_GLOBAL SIZE_MAX
@@ -115,7 +119,8 @@ typedef enum plan_part {
         PLAN_ALL = PLAN_GLOBALS | PLAN_DEVICES,
 } plan_part;
 
-/* Build the ordered writes. Globals first (the device bytes are ratios of the global limit), then
+/* Build the ordered writes. Globals first (the device bytes are ratios of the global limit: a runner
+ * lowering the limit first writes the devices with devices_as_ratio for the limit it falls to), then
  * devices lowering their min before those raising it; in a device strict_limit=0 first, min/max so
  * that min <= max holds after each write, strict_limit=1 last and only after its max_bytes.
  * 0 or -ENOMEM. */
