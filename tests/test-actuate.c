@@ -228,6 +228,31 @@ static void test_apply_order_and_restore(void) {
         CHECK(actuator_apply(a, &s, &d) == 0);
         CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 80000);
 
+        printf("# a limit that fails to fall: no ratios for it while its writes back off\n");
+        fake_kernel_log_clear(fk);
+        fake_kernel_fail(fk, "vm/dirty_bytes", EBUSY, -1);
+        want(&d.global[KNOB_DIRTY_BYTES], 100 * M, "less");
+        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 50 * M, "less");
+        CHECK(actuator_apply(a, &s, &d) == -EBUSY);
+        fake_kernel_log_dump(fk);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 80000);   /* repaired in the same tick: 16M of 200M */
+        fake_kernel_log_clear(fk);
+        for (int i = 1; i <= 3; i++) {
+                s.time_usec += SEC;
+                CHECK(actuator_apply(a, &s, &d) == 0);
+        }
+        fake_kernel_log_dump(fk);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:1/"), 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 80000);
+        fake_kernel_fail(fk, NULL, 0, 0);
+        s.time_usec += 61 * SEC;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 160000);  /* 16M of 100M */
+        want(&d.global[KNOB_DIRTY_BYTES], 200 * M, "less");
+        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 100 * M, "less");
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(!log_has_errors(fk));
+
         printf("# a cap beyond the limit is clamped to it (the kernel says EINVAL)\n");
         fake_kernel_log_clear(fk);
         want(dk(dd, KNOB_MAX_BYTES), 10000 * M, "huge");

@@ -447,17 +447,19 @@ static void test_devices_as_ratio(void) {
                 CHECK_EQ_U64(f.p.ops[i].for_limit_bytes, THRESH_PAGES / 2 * PAGE);
                 CHECK_EQ_U64(f.p.ops[i].expect.form, KNOB_FORM_FINE);
         }
-        /* 7:0 only keeps its 16M: a rescale; 7:1's are the policy's new values */
-        CHECK(f.p.n_ops == 3 && f.p.ops[0].rescale && !f.p.ops[1].rescale && !f.p.ops[2].rescale);
 
-        printf("# before 6.2 the percent form is a ratio already: the same writes in whole percents\n");
-        fixture_init(&f, 1, false);
-        DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);        /* 4.1 % of 390M: 5 */
-        f.in.thresh_pages = THRESH_PAGES / 2;
+        printf("# a min raised as a ratio goes no higher than a max left within its tolerance holds\n");
+        fixture_init(&f, 1, true);
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 80000);
+        ours_fine(&f, 0, KNOB_MAX_BYTES, KNOB_PPM_FULL, 80000);
+        DT(&f, 0, KNOB_MAX_BYTES) = value(knob_ppm_to_bytes(80000, THRESH_PAGES, PAGE));
+        DT(&f, 0, KNOB_MIN_BYTES) = value(knob_ppm_to_bytes(80000, THRESH_PAGES, PAGE));
+        f.in.thresh_pages = THRESH_PAGES - THRESH_PAGES / 200;   /* a 0.5 % fall: the max stays */
         f.in.devices_as_ratio = true;
         plan_done(&f.p);
         CHECK(plan_build_part(&f.in, PLAN_DEVICES, &f.p) == 0);
-        CHECK(ops_are(&f, (const char *[]) { "7:0 max_ratio 5", NULL }));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 min_ratio_fine 80000", NULL }));
+
         plan_done(&f.p);
 }
 

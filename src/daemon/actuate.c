@@ -360,7 +360,7 @@ static void log_change(const actuator *a, const char *bdi, const plan_op *o) {
                 /* a ratio for the limit about to fall: said as the bytes it gives of that limit */
                 char b[16], l[16];
 
-                snprintf(new, sizeof new, "%s of the %s limit it falls to",
+                snprintf(new, sizeof new, "%s of the %s limit written next",
                          format_bytes(b, sizeof b, (uint64_t) ((unsigned __int128) o->for_limit_bytes * o->value / KNOB_PPM_FULL)),
                          format_bytes(l, sizeof l, o->for_limit_bytes));
         } else
@@ -369,8 +369,7 @@ static void log_change(const actuator *a, const char *bdi, const plan_op *o) {
         snprintf(f_old, sizeof f_old, "WBTUNED_OLD=%s", old);
         snprintf(f_new, sizeof f_new, "WBTUNED_NEW=%s", new);
         snprintf(f_reason, sizeof f_reason, "WBTUNED_REASON=%s", reason);
-        /* keeping its bytes through a fall of the limit is no news: one line per device at every step */
-        log_event(o->restore ? EVENT_KNOB_RESTORED : EVENT_KNOB_CHANGED, o->rescale ? LOG_DEBUG : LOG_INFO, bdi ? bdi : "global",
+        log_event(o->restore ? EVENT_KNOB_RESTORED : EVENT_KNOB_CHANGED, LOG_INFO, bdi ? bdi : "global",
                   bdi ? name : NULL, fields, "%s %s %s -> %s: %s", who, knob_name(o->knob), old, new, reason);
 }
 
@@ -939,8 +938,10 @@ static void prescale_devices(actuator *a, const sample *s, const decision *dec, 
 
         for (size_t i = 0; i < global_plan->n_ops; i++)
                 falls = falls || (global_plan->ops[i].knob == KNOB_DIRTY_BYTES && global_plan->ops[i].form == KNOB_FORM_SELF);
-        /* (only a limit we have written before: one that refuses the write would leave the ratios for nothing) */
+        /* (only a limit we have written before, and not while its writes fail: the ratios would be for nothing,
+         * and written back in bytes by the pass after, every tick of the back-off) */
         if (!falls || !a->g[KNOB_DIRTY_BYTES].written || a->g[KNOB_DIRTY_BYTES].refused ||
+            a->g[KNOB_DIRTY_BYTES].failed || backing_off(a, &a->g[KNOB_DIRTY_BYTES], true) ||
             global_plan->thresh_pages_after == 0 || global_plan->thresh_pages_after >= globals->thresh_pages)
                 return;
         pre.in = *globals;

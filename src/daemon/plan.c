@@ -257,13 +257,10 @@ static bool plan_of_limit(const plan_input *in, const plan_device *d, size_t di,
                 return false;
         /* for a limit about to fall: the ratio that gives these bytes of it, above them until it falls */
         if (in->devices_as_ratio && now->has[KNOB_FORM_FINE]) {
-                uint64_t band = t->value / 100 * BYTES_TOLERANCE_PERCENT + in->page_size;
-
                 o->form = KNOB_FORM_FINE;
                 o->value = MIN(want_ppm, KNOB_PPM_FULL);
                 o->expect = (knob_setting) { KNOB_FORM_FINE, o->value };
                 o->for_limit_bytes = limit_bytes(in, thresh_pages);
-                o->rescale = now->has[KNOB_FORM_SELF] && now->value + band >= t->value && now->value <= t->value + band;
                 return true;
         }
         if (now->has[KNOB_FORM_SELF]) {
@@ -330,6 +327,10 @@ static int plan_device_ops(const plan_input *in, size_t di, const devwork *w, ui
             knob_setting_ppm(d->now[DK(KNOB_MIN_BYTES)].setting) >
                     knob_bytes_to_ppm(w->t[DK(KNOB_MAX_BYTES)].value, thresh_pages, in->page_size))
                 have_min = plan_of_limit(in, d, di, KNOB_MIN_BYTES, &w->t[DK(KNOB_MIN_BYTES)], thresh_pages, true, &omin);
+        /* a ratio is not fitted to its partner at write time (fit_to_partner() fits bytes): a min written as
+         * one against a max left within its tolerance goes no higher than that max holds (EINVAL above it) */
+        if (have_min && !have_max && omin.form == KNOB_FORM_FINE)
+                omin.value = omin.expect.value = MIN(omin.value, knob_setting_ppm(d->now[DK(KNOB_MAX_BYTES)].setting));
         have_strict = plan_strict(d, di, &w->t[DK(KNOB_STRICT_LIMIT)], &ostrict);
 
         if (have_strict && ostrict.value == 0)

@@ -82,7 +82,6 @@ typedef struct plan_op {
         knob_setting expect;            /* what it should hold afterwards (predicted for the *_bytes forms) */
         uint64_t readback_tolerance;    /* the own file may read back this far from value */
         uint64_t for_limit_bytes;       /* a ratio written for the limit about to be in force (0: the one now) */
-        bool rescale;                   /* ... that keeps the bytes the device has now: no change of the policy's */
         const char *reason;
 } plan_op;
 #define PLAN_GLOBAL SIZE_MAX
