@@ -214,8 +214,9 @@ static void test_slow_device_gets_strict_cap(void) {
         CHECK_EQ_U64(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 100 * MB);
         CHECK(strstr(dev_knob(&f, 0, KNOB_MAX_BYTES)->reason, "not measured yet, but it writes 50M/s") != NULL);
         CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted || !dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value);
-        /* strict while the guard holds that 4.6G in force (nothing else bounds it below 3.4G) */
-        f.s.limit_held_bytes = f.s.global.dirty_thresh_bytes;
+        /* strict once that 4.6G is the daemon's own limit, held there by its guard (nothing else bounds it
+         * below 3.4G) */
+        f.s.limit_ours = true;
         flood(&f.dev[0], 50 * MB, 512 * 1024);
         flood(&f.dev[1], 8 * MB, 300 * MB);
         CHECK(tick(&f) == 0);
@@ -1370,7 +1371,8 @@ static void test_freed_early_strict_under_held_limit(void) {
         fixture_init(&f);
         f.c.tick_ms = 100;
         f.dev[0].seen_before = false;
-        f.s.global.dirty_thresh_bytes = f.s.limit_held_bytes = 1200 * MB;
+        f.s.global.dirty_thresh_bytes = 1200 * MB;
+        f.s.limit_ours = true;
         f.s.global.background_thresh_bytes = 600 * MB;
         for (int n = 0; n < 30; n++) {
                 flood(&f.dev[0], 20 * MB, backlog);
@@ -1394,7 +1396,6 @@ static void test_freed_early_strict_under_held_limit(void) {
         CHECK(strstr(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->reason, "below the freerun point of the limit in force 1.2G") != NULL);
         /* the guard lets the kernel's limit reach the policy's (its threshold is the written limit rounded up
          * to a page, a few bytes above it): that limit bounds it, no strict cap for that, none kept */
-        f.s.limit_held_bytes = 0;
         f.s.global.dirty_thresh_bytes = (f.st.dirty_bytes + 4095) / 4096 * 4096 + 4096;
         f.s.global.background_thresh_bytes = f.st.dirty_bytes / 2;
         for (int n = 0; n < 3; n++) {
@@ -1411,7 +1412,8 @@ static void test_freed_early_strict_under_held_limit(void) {
         fixture_init(&f);
         f.c.tick_ms = 100;
         f.dev[0].seen_before = f.dev[1].seen_before = false;
-        f.s.global.dirty_thresh_bytes = f.s.limit_held_bytes = 1200 * MB;
+        f.s.global.dirty_thresh_bytes = 1200 * MB;
+        f.s.limit_ours = true;
         {
                 uint64_t backlogs[2] = { 16 * MB, 16 * MB }, bws[2] = { 130 * MB, 100 * MB };
 
@@ -1422,7 +1424,6 @@ static void test_freed_early_strict_under_held_limit(void) {
                                 CHECK(dev_knob(&f, 0, KNOB_MAX_BYTES)->value <= f.st.dirty_bytes / 100 * 60);
                                 CHECK_EQ_U64(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, 1);
                                 CHECK(f.st.devices[0].unbounded_in_force);
-                                f.s.limit_held_bytes = 0;
                                 /* (the kernel rounds the written limit up to a page: its threshold is a little above) */
                                 f.s.global.dirty_thresh_bytes = f.st.dirty_bytes + 4096;
                         }

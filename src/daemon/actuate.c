@@ -1171,6 +1171,12 @@ bool actuator_dirty(const actuator *a) {
         return false;
 }
 
+bool actuator_limit_ours(const actuator *a) {
+        const knob_owner *o = &a->g[KNOB_DIRTY_BYTES];
+
+        return o->written && !o->overridden && !o->refused;
+}
+
 bool actuator_devices_alone(const actuator *a) {
         return a && a->devices_alone && a->g[KNOB_DIRTY_BYTES].refused;
 }

@@ -67,6 +67,8 @@ bool actuator_refused(const actuator *a, knob_id *ret_knob, int *ret_error);
 /* vm.dirty_bytes is refused, but the kernel holds the limit in bytes: the device knobs alone are safe and
  * still written (the last apply's plan said so). */
 bool actuator_devices_alone(const actuator *a);
+/* The dirty limit in force is ours: vm.dirty_bytes written by us, not changed by anyone since, not refused. */
+bool actuator_limit_ours(const actuator *a);
 
 typedef struct actuator_stats {
         uint64_t writes_total;          /* knob files written since start */

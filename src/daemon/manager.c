@@ -93,9 +93,9 @@ static void manager_decide_and_act(manager *m) {
         int r;
 
         speeds_store_prior(m->speeds, &m->current);
-        /* the policy judges some caps against the limit the guard keeps in force: only where it is written */
-        m->current.limit_held_bytes = manager_writes_knobs(m, NULL) &&
-                                      !(m->actuator && actuator_devices_alone(m->actuator)) ? m->guard.held_bytes : 0;
+        /* the policy judges some caps against the limit the guard keeps in force: only where it is ours */
+        m->current.limit_ours = manager_writes_knobs(m, NULL) && m->actuator && !actuator_devices_alone(m->actuator) &&
+                                actuator_limit_ours(m->actuator);
         r = policy_decide(&m->current, &m->config, &m->policy, &next);
         if (r < 0) {
                 log_warning_errno(r, "Policy failed, keeping the knobs as they are: %m");

@@ -128,8 +128,8 @@ typedef struct sample {
         bool debugfs;                  /* per-BDI debugfs stats were readable */
         kernel_support support;        /* filled by support_assess(): whether the figures can be acted on */
         memcg_summary memcg;           /* memory-limited cgroups that write (memcg_scan(), every few ticks) */
-        uint64_t limit_held_bytes;     /* not read by observe: dirty_bytes as the guard held it above the
-                                        * policy's and wrote it last tick (0: not held, or not written) */
+        bool limit_ours;               /* not read by observe: the dirty limit in force is the daemon's own,
+                                        * written by it, not changed since, and its writes are allowed */
         global_state global;
         bdi_device *devices;           /* sorted by bdi name */
         size_t n_devices;

@@ -43,6 +43,7 @@
 #define MIN_DIRTIED_USEC 3000000ULL         /* ... within the last 3 s (not the idle root disk's logger) */
 #define STALL_USEC 10000000ULL              /* pages under writeback and none completed for 10 s: gone or failing */
 #define BURST_KEEP_PER_S 0.9                /* a completion burst seen is remembered, 10 % less each second */
+#define IN_FORCE_ROUNDING_BYTES (1 * MB)    /* the kernel's threshold of a written limit: rounded up to a page */
 
 static void want(knob_decision *k, uint64_t value, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static void want(knob_decision *k, uint64_t value, const char *format, ...) {
@@ -690,10 +691,13 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
         /* a device freed from its first bound before it was measured, whose cap lies below the freerun point
          * of the limit in force: nothing bounds it there but a strict cap, and its writer is anything up to
          * memory speed (fastnew-a: freed at 64M with a 384M cap under a held 1.2G, it filled 632M in the tenth
-         * of a second before it was over its cap); kept, once measured, while the guard holds the limit in
-         * force above the policy's (with no hold the share rule below decides, as for any device: the kernel's
-         * threshold is the written limit rounded up to a page, or a limit the daemon does not write) */
-        in_force_free = s->memcg.n_writing == 0 && !presumed && s->limit_held_bytes > limit &&
+         * of a second before it was over its cap); kept, once measured, while the limit in force, the daemon's
+         * own, is above the policy's: the guard holds it there, from the tick the policy heads lower (a hold
+         * known only a tick later let a copy fill 600M in that tick, fastnew-a). Beyond the kernel's rounding
+         * of a written limit up to a page; not where the limit is not the daemon's (observe, devices alone,
+         * an admin's): the share rule below decides there, as for any device */
+        in_force_free = s->memcg.n_writing == 0 && !presumed && s->limit_ours &&
+                        s->global.dirty_thresh_bytes > limit + limit / 100 + IN_FORCE_ROUNDING_BYTES &&
                         (!ds->measured || ds->unbounded_in_force) &&
                         (ch->source == CAP_SOURCE_SHOWN || ch->source == CAP_SOURCE_EARLY || ds->unbounded_in_force) &&
                         MIN(cap, limit) <= mul_div(s->global.dirty_thresh_bytes, FREERUN_PERCENT, 100);
