@@ -1406,6 +1406,35 @@ static void test_freed_early_strict_under_held_limit(void) {
         }
         fixture_done(&f);
 
+        /* the same under a 400M limit in force while another device holds 270M of it (slowdown-a): the pool's
+         * freerun point (300M) is reached before this device passes its cap, so the pool bounds it, and no
+         * strict cap (nor its reservation) for that (it squeezed the slowed device's hold: its writer stopped
+         * 9.6 s) */
+        fixture_init(&f);
+        f.c.tick_ms = 100;
+        f.dev[0].seen_before = false;
+        f.s.global.dirty_thresh_bytes = 400 * MB;
+        f.s.limit_ours = true;
+        backlog = 32 * MB;
+        {
+                bool in_force_seen = false;
+
+                for (int n = 0; n < 30; n++) {
+                        flood(&f.dev[0], 20 * MB, backlog);
+                        f.dev[0].write_bw_bytes_per_s = 200 * MB;
+                        f.dev[0].dirty_rate_bytes_per_s = 2000 * MB;
+                        f.s.global.dirty_bytes = 270 * MB + backlog;
+                        CHECK(tick_after(&f, 100000) == 0);
+                        in_force_seen = in_force_seen || f.st.devices[0].unbounded_in_force ||
+                                        (dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted &&
+                                         strstr(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->reason, "limit in force") != NULL);
+                        if (dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted)
+                                backlog = MIN(dev_knob(&f, 0, KNOB_MAX_BYTES)->value, 300 * MB);
+                }
+                CHECK(!in_force_seen);
+        }
+        fixture_done(&f);
+
         /* a cap at 56 % of the limit, strict under the hold, is not kept strict by the share rule's band
          * (60 %) once the hold ends: that band is for caps strict by the share rule (writers paced at their
          * caps: each backlog is the cap written) */

@@ -612,6 +612,7 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
         uint64_t target_ms = device_backlog_ms(c, dc), cap = ch->cap, target, step;
         char a[16], b[16];
         bool strict, presumed = ch->presumed, far_below, over_cap_now = false, over_in_force, in_force_free;
+        uint64_t others_bytes;
 
         if (ch->source == CAP_SOURCE_LOWER) {
                 forget_cap(ds);
@@ -696,11 +697,16 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
          * known only a tick later let a copy fill 600M in that tick, fastnew-a). Beyond the kernel's rounding
          * of a written limit up to a page; not where the limit is not the daemon's (observe, devices alone,
          * an admin's): the share rule below decides there, as for any device */
+        /* (and only while the pool's freerun point is further above what the other devices hold than that cap:
+         * where they hold most of it, the pool bounds this one first, and a strict cap's reservation would
+         * squeeze their holds; slowdown-a: the slowed device's writer stopped 9.6 s) */
+        others_bytes = s->global.dirty_bytes + s->global.writeback_bytes;
+        others_bytes = others_bytes > d->backlog_bytes ? others_bytes - d->backlog_bytes : 0;
         in_force_free = s->memcg.n_writing == 0 && !presumed && s->limit_ours &&
                         s->global.dirty_thresh_bytes > limit + limit / 100 + IN_FORCE_ROUNDING_BYTES &&
                         (!ds->measured || ds->unbounded_in_force) &&
                         (ch->source == CAP_SOURCE_SHOWN || ch->source == CAP_SOURCE_EARLY || ds->unbounded_in_force) &&
-                        MIN(cap, limit) <= mul_div(s->global.dirty_thresh_bytes, FREERUN_PERCENT, 100);
+                        MIN(cap, limit) + others_bytes <= mul_div(s->global.dirty_thresh_bytes, FREERUN_PERCENT, 100);
         if (!presumed && cap >= limit && !over_in_force && !in_force_free &&
             !(ds->max_bytes && !ds->presumed && cap < mul_div(limit, CAP_RELEASE_PERCENT, 100))) {
                 forget_cap(ds);
