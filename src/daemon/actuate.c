@@ -940,8 +940,7 @@ static void prescale_devices(actuator *a, const sample *s, const decision *dec, 
                 falls = falls || (global_plan->ops[i].knob == KNOB_DIRTY_BYTES && global_plan->ops[i].form == KNOB_FORM_SELF);
         /* (only a limit we have written before, and not while its writes fail: the ratios would be for nothing,
          * and written back in bytes by the pass after, every tick of the back-off) */
-        if (!falls || !a->g[KNOB_DIRTY_BYTES].written || a->g[KNOB_DIRTY_BYTES].refused ||
-            a->g[KNOB_DIRTY_BYTES].failed || backing_off(a, &a->g[KNOB_DIRTY_BYTES], true) ||
+        if (!falls || !actuator_limit_ours(a) || a->g[KNOB_DIRTY_BYTES].failed ||
             global_plan->thresh_pages_after == 0 || global_plan->thresh_pages_after >= globals->thresh_pages)
                 return;
         pre.in = *globals;
