@@ -1471,6 +1471,76 @@ static void test_freed_early_strict_under_held_limit(void) {
         fixture_done(&f);
 }
 
+/* review: the held limit's strictness, once measured, is kept "until the hold ends" (wbtuned(8)); one tick
+ * where the other devices fill the pool (ccb144c's others_bytes) must not end it for the rest of the hold:
+ * once they drain, nothing but that strict cap bounds this device below the held limit's freerun point */
+static void test_in_force_latch_survives_others_spike(void) {
+        uint64_t backlog = 32 * MB;
+        fixture f;
+
+        fixture_init(&f);
+        f.c.tick_ms = 100;
+        f.dev[0].seen_before = false;
+        f.s.global.dirty_thresh_bytes = 1200 * MB;
+        f.s.limit_ours = true;
+        f.s.global.background_thresh_bytes = 600 * MB;
+        for (int n = 0; n < 30; n++) {
+                flood(&f.dev[0], 20 * MB, backlog);
+                f.dev[0].write_bw_bytes_per_s = 200 * MB;
+                f.dev[0].dirty_rate_bytes_per_s = 2000 * MB;
+                f.s.global.dirty_bytes = backlog;
+                CHECK(tick_after(&f, 100000) == 0);
+                if (dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted)
+                        backlog = dev_knob(&f, 0, KNOB_MAX_BYTES)->value;
+        }
+        CHECK(f.st.devices[0].measured);
+        CHECK(f.st.devices[0].unbounded_in_force);
+        /* one tick: another device's burst holds 700M of the pool */
+        flood(&f.dev[0], 20 * MB, backlog);
+        f.s.global.dirty_bytes = backlog + 700 * MB;
+        CHECK(tick_after(&f, 100000) == 0);
+        /* it drains; the hold goes on (the policy's limit still below the 1.2G in force) */
+        for (int n = 0; n < 3; n++) {
+                flood(&f.dev[0], 20 * MB, backlog);
+                f.dev[0].write_bw_bytes_per_s = 200 * MB;
+                f.dev[0].dirty_rate_bytes_per_s = 2000 * MB;
+                f.s.global.dirty_bytes = backlog;
+                CHECK(tick_after(&f, 100000) == 0);
+        }
+        CHECK(f.st.dirty_bytes + f.st.dirty_bytes / 100 + MB < f.s.global.dirty_thresh_bytes);
+        CHECK(dev_knob(&f, 0, KNOB_MAX_BYTES)->value <= 900 * MB);
+        CHECK(f.st.devices[0].unbounded_in_force);
+        CHECK(dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted && dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value == 1);
+        printf("# after the spike: cap %llu MB, strict %d (%s)\n",
+               (unsigned long long) (dev_knob(&f, 0, KNOB_MAX_BYTES)->value / MB),
+               (int) dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value, dev_knob(&f, 0, KNOB_STRICT_LIMIT)->reason);
+
+        /* (review) no flapping with the others' backlog: strict for the hold, it stays so while cap + others
+         * is within a tenth past the freerun point (900M), is released beyond it, and is strict again only
+         * once they are back below that point */
+        {
+                static const struct {
+                        int64_t over_freerun_mb;    /* cap + others - 900M */
+                        bool strict;
+                } steps[] = { { 60, true }, { 85, true }, { 100, false }, { 60, false }, { 30, false }, { -10, true } };
+                uint64_t cap = dev_knob(&f, 0, KNOB_MAX_BYTES)->value;
+
+                for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+                        flood(&f.dev[0], 20 * MB, backlog);
+                        f.dev[0].write_bw_bytes_per_s = 200 * MB;
+                        f.dev[0].dirty_rate_bytes_per_s = 2000 * MB;
+                        f.s.global.dirty_bytes = backlog + (uint64_t) ((int64_t) (900 * MB - cap) + steps[i].over_freerun_mb * (int64_t) MB);
+                        CHECK(tick_after(&f, 100000) == 0);
+                        printf("# others at cap + %lld MB past freerun: strict %d\n", (long long) steps[i].over_freerun_mb,
+                               (int) (dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted && dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value));
+                        CHECK((dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted && dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value == 1) ==
+                              steps[i].strict);
+                        CHECK(f.st.devices[0].unbounded_in_force);
+                }
+        }
+        fixture_done(&f);
+}
+
 /* slow-first: a fast disk starts while a slow stick holds the pool up to its freerun point, so its
  * presumed cap is the 16M floor, and the kernel's estimate for it is the few MB/s left from its last
  * writes. Strictly capped near its backlog, its writer is paced by the kernel's stale dirty_ratelimit
@@ -1790,6 +1860,7 @@ int main(void) {
         test_uncapped_backlog_over_its_cap_goes_strict();
         test_over_cap_below_freerun_goes_strict();
         test_freed_early_strict_under_held_limit();
+        test_in_force_latch_survives_others_spike();
         test_remembered_fast_device_is_not_presumed();
         test_untrusted_figures_leave_limits_alone();
         test_small_box_keeps_the_kernels_limit();

@@ -44,6 +44,7 @@
 #define STALL_USEC 10000000ULL              /* pages under writeback and none completed for 10 s: gone or failing */
 #define BURST_KEEP_PER_S 0.9                /* a completion burst seen is remembered, 10 % less each second */
 #define IN_FORCE_ROUNDING_BYTES (1 * MB)    /* the kernel's threshold of a written limit: rounded up to a page */
+#define IN_FORCE_KEEP_PERCENT 10            /* strict for the hold, kept until the others fill 10 % past freerun */
 
 static void want(knob_decision *k, uint64_t value, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static void want(knob_decision *k, uint64_t value, const char *format, ...) {
@@ -611,8 +612,8 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
         knob_decision *kmin = &dd->knobs[KNOB_MIN_BYTES - KNOB_DEVICE_FIRST];
         uint64_t target_ms = device_backlog_ms(c, dc), cap = ch->cap, target, step;
         char a[16], b[16];
-        bool strict, presumed = ch->presumed, far_below, over_cap_now = false, over_in_force, in_force_free;
-        uint64_t others_bytes;
+        bool strict, presumed = ch->presumed, far_below, over_cap_now = false, over_in_force, in_force_free, in_force_held;
+        uint64_t others_bytes, in_force_freerun;
 
         if (ch->source == CAP_SOURCE_LOWER) {
                 forget_cap(ds);
@@ -694,19 +695,27 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
          * memory speed (fastnew-a: freed at 64M with a 384M cap under a held 1.2G, it filled 632M in the tenth
          * of a second before it was over its cap); kept, once measured, while the limit in force, the daemon's
          * own, is above the policy's: the guard holds it there, from the tick the policy heads lower (a hold
-         * known only a tick later let a copy fill 600M in that tick, fastnew-a). Beyond the kernel's rounding
+         * known only a tick later let a copy fill 600M in that tick, fastnew-a; where the guard then lets the
+         * limit fall at once, that is one tick strict for nothing, the cheaper mistake). Beyond the kernel's rounding
          * of a written limit up to a page; not where the limit is not the daemon's (observe, devices alone,
          * an admin's): the share rule below decides there, as for any device */
         /* (and only while the pool's freerun point is further above what the other devices hold than that cap:
          * where they hold most of it, the pool bounds this one first, and a strict cap's reservation would
-         * squeeze their holds; slowdown-a: the slowed device's writer stopped 9.6 s) */
+         * squeeze their holds; slowdown-a: the slowed device's writer stopped 9.6 s; the hold is remembered
+         * through such ticks, strict again once they drain) */
         others_bytes = s->global.dirty_bytes + s->global.writeback_bytes;
         others_bytes = others_bytes > d->backlog_bytes ? others_bytes - d->backlog_bytes : 0;
-        in_force_free = s->memcg.n_writing == 0 && !presumed && s->limit_ours &&
+        in_force_held = s->memcg.n_writing == 0 && !presumed && s->limit_ours &&
                         s->global.dirty_thresh_bytes > limit + limit / 100 + IN_FORCE_ROUNDING_BYTES &&
                         (!ds->measured || ds->unbounded_in_force) &&
                         (ch->source == CAP_SOURCE_SHOWN || ch->source == CAP_SOURCE_EARLY || ds->unbounded_in_force) &&
-                        MIN(cap, limit) + others_bytes <= mul_div(s->global.dirty_thresh_bytes, FREERUN_PERCENT, 100);
+                        MIN(cap, limit) <= mul_div(s->global.dirty_thresh_bytes, FREERUN_PERCENT, 100);
+        /* (once strict for it, kept up to a tenth past that point: the others' backlog moves every tick, and
+         * strictness with its reservation would come and go with it) */
+        in_force_freerun = mul_div(s->global.dirty_thresh_bytes, FREERUN_PERCENT, 100);
+        if (ds->strict && ds->unbounded_in_force)
+                in_force_freerun += mul_div(in_force_freerun, IN_FORCE_KEEP_PERCENT, 100);
+        in_force_free = in_force_held && MIN(cap, limit) + others_bytes <= in_force_freerun;
         if (!presumed && cap >= limit && !over_in_force && !in_force_free &&
             !(ds->max_bytes && !ds->presumed && cap < mul_div(limit, CAP_RELEASE_PERCENT, 100))) {
                 forget_cap(ds);
@@ -788,7 +797,7 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
         }
         ds->strict = strict;
         ds->over_cap = strict && over_cap_now;
-        ds->unbounded_in_force = strict && in_force_free;
+        ds->unbounded_in_force = in_force_held && ((strict && in_force_free) || ds->unbounded_in_force);
         /* a strict device that was idle gets only a sliver of its cap: the kernel's idle floor for strict
          * wbs (__wb_calc_thresh(), 6.13+) and the slow ramp-up of its share, while its bandwidth estimate
          * restarts near zero after 4 s idle. Granting it the cap as its minimum lets its writers start. */
