@@ -433,11 +433,20 @@ static int fit_to_partner(const actuator *a, const plan_input *in, const plan_op
         int r;
 
         *ret = *o;
-        if (!bdi || o->form != KNOB_FORM_SELF || (o->knob != KNOB_MIN_BYTES && o->knob != KNOB_MAX_BYTES))
+        if (!bdi || (o->form != KNOB_FORM_SELF && o->form != KNOB_FORM_FINE) ||
+            (o->knob != KNOB_MIN_BYTES && o->knob != KNOB_MAX_BYTES))
                 return 0;
         r = read_now(a, bdi, o->knob == KNOB_MIN_BYTES ? KNOB_MAX_BYTES : KNOB_MIN_BYTES, &partner);
         if (r < 0)
                 return is_gone(r) ? OP_GONE : 0;    /* else the write says what is wrong */
+        if (o->form == KNOB_FORM_FINE) {
+                /* a ratio: min <= max as the kernel holds the partner now (EINVAL otherwise) */
+                uint64_t p = MIN(knob_setting_ppm(partner.setting), KNOB_PPM_FULL);
+
+                ret->value = o->knob == KNOB_MIN_BYTES ? MIN(o->value, p) : MAX(o->value, p);
+                ret->expect.value = ret->value;
+                return 0;
+        }
         if (read_thresholds(a, &thresh_pages, &bg_pages) < 0)
                 return 0;
         ret->value = plan_fit_pair(o->knob, o->value, knob_setting_ppm(partner.setting), thresh_pages, a->page_size);
@@ -940,7 +949,7 @@ static void prescale_devices(actuator *a, const sample *s, const decision *dec, 
                 falls = falls || (global_plan->ops[i].knob == KNOB_DIRTY_BYTES && global_plan->ops[i].form == KNOB_FORM_SELF);
         /* (only a limit we have written before, and not while its writes fail: the ratios would be for nothing,
          * and written back in bytes by the pass after, every tick of the back-off) */
-        if (!falls || !actuator_limit_ours(a) || a->g[KNOB_DIRTY_BYTES].failed ||
+        if (!falls || !actuator_limit_ours(a) || backing_off(a, &a->g[KNOB_DIRTY_BYTES], true) ||
             global_plan->thresh_pages_after == 0 || global_plan->thresh_pages_after >= globals->thresh_pages)
                 return;
         pre.in = *globals;
