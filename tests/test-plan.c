@@ -460,6 +460,15 @@ static void test_devices_as_ratio(void) {
         CHECK(plan_build_part(&f.in, PLAN_DEVICES, &f.p) == 0);
         CHECK(ops_are(&f, (const char *[]) { "7:0 min_ratio_fine 80000", NULL }));
 
+        printf("# (review) before 6.2 the percent form is a ratio already: the same writes in whole percents\n");
+        fixture_init(&f, 1, false);
+        DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);        /* 4.1 % of 390M: 5 */
+        f.in.thresh_pages = THRESH_PAGES / 2;
+        f.in.devices_as_ratio = true;
+        plan_done(&f.p);
+        CHECK(plan_build_part(&f.in, PLAN_DEVICES, &f.p) == 0);
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_ratio 5", NULL }));
+
         plan_done(&f.p);
 }
 
@@ -501,7 +510,7 @@ static void test_ownership(void) {
         printf("# targets: wanted -> value; changed and not wanted -> restore; overridden or refused -> leave\n");
         {
                 knob_owner none = {}, ours = { .saved = true, .written = true }, theirs = { .overridden = true },
-                           ro = { .refused = -EROFS };
+                           ro = { .refused = -EROFS }, lsm = { .saved = true, .written = true, .refused = -EPERM };
                 CHECK(plan_target(true, 5, "x", &none, false).kind == TARGET_VALUE);
                 CHECK(plan_target(false, 0, NULL, &none, false).kind == TARGET_NONE);
                 CHECK(plan_target(false, 0, NULL, &ours, false).kind == TARGET_RESTORE);
@@ -509,6 +518,10 @@ static void test_ownership(void) {
                 CHECK(plan_target(true, 5, "x", &theirs, false).kind == TARGET_NONE);
                 CHECK(plan_target(false, 0, NULL, &theirs, true).kind == TARGET_NONE);
                 CHECK(plan_target(true, 5, "x", &ro, false).kind == TARGET_NONE);
+                CHECK(plan_target(false, 0, NULL, &ro, true).kind == TARGET_NONE);
+                /* refused after we wrote it: left alone while running, the original tried at the stop */
+                CHECK(plan_target(true, 5, "x", &lsm, false).kind == TARGET_NONE);
+                CHECK(plan_target(false, 0, NULL, &lsm, true).kind == TARGET_RESTORE);
                 CHECK(plan_target(true, 5, "x", NULL, false).kind == TARGET_VALUE);
         }
 

@@ -40,7 +40,9 @@ static int add_note(note_list *l, plan_note_kind kind, size_t device, knob_id k,
 }
 
 knob_target plan_target(bool wanted, uint64_t value, const char *reason, const knob_owner *owner, bool restore_all) {
-        if (owner && (owner->overridden || owner->refused))
+        /* a write refused mid-run (an LSM loaded) leaves our value in place: at the stop, the original is
+         * tried all the same (refused again, the saved file keeps it) */
+        if (owner && (owner->overridden || (owner->refused && !(restore_all && owner->saved && owner->written))))
                 return (knob_target) { TARGET_NONE, 0, NULL };
         if (wanted && !restore_all)
                 return (knob_target) { TARGET_VALUE, value, reason };
