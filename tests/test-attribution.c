@@ -135,6 +135,60 @@ static uint64_t window_usec_of(json_object *top) {
         return json_object_get_uint64(json_object_object_get(json_object_object_get(top, "attribution"), "window_usec"));
 }
 
+/* A process that wrote nothing in its last full scans is read again only every ATTRIBUTION_QUIET_REREAD_SCANS
+ * full scans (a 64-CPU guest: 770 tasks, each a taskstats query, most of the daemon's work); a writer, and a
+ * process new to the scan, are read at every one. */
+static void test_quiet_processes_read_less(void) {
+        attribution_options o = { .root = dir, .enabled = true };
+        attribution *a = NULL;
+        const unsigned long long mib = 1 << 20;
+        /* full scans every ATTRIBUTION_SCAN_EVERY_TICKS ticks: the quiet one starts writing after its third */
+        const unsigned start = 3 * ATTRIBUTION_SCAN_EVERY_TICKS, reread = ATTRIBUTION_QUIET_REREAD_SCANS * ATTRIBUTION_SCAN_EVERY_TICKS;
+        const unsigned newcomer = start + ATTRIBUTION_SCAN_EVERY_TICKS;
+
+        (void) mkdir(put("proc", NULL), 0755);
+        CHECK(attribution_new(&o, &a) == 0);
+        for (unsigned t = 0; t <= reread; t++) {
+                json_object *top;
+
+                put_proc(300, "quiet", 0x00400100, t > start ? (t - start) * 10 * mib : 0);
+                put_proc(400, "steady", 0x00400100, t * 10 * mib);
+                if (t >= newcomer)
+                        put_proc(500, "newcomer", 0x00400100, (t - newcomer + 1) * 10 * mib);
+                attribution_tick(a, (t + 1) * 1000000ULL);
+                if (t % ATTRIBUTION_SCAN_EVERY_TICKS != 0 || t == 0)
+                        continue;
+                top = top_of(a);
+                printf("# tick %u: quiet %s, steady %s, newcomer %s\n", t, listed(top, "dirtiers", 300) ? "listed" : "-",
+                       listed(top, "dirtiers", 400) ? "listed" : "-", listed(top, "dirtiers", 500) ? "listed" : "-");
+                CHECK(listed(top, "dirtiers", 400) != NULL);
+                /* quiet in two scans: not read again until the reread scan, writing or not */
+                CHECK((listed(top, "dirtiers", 300) != NULL) == (t == reread));
+                /* read when first seen, its rate at the next full scan */
+                CHECK((listed(top, "dirtiers", 500) != NULL) == (t > newcomer));
+                json_object_put(top);
+        }
+        {
+                json_object *top = top_of(a), *e = listed(top, "dirtiers", 300), *rate;
+
+                /* the rate since its last reading, the third scan */
+                CHECK(e && json_object_object_get_ex(e, "write_bytes_per_s", &rate) &&
+                      json_object_get_uint64(rate) == (reread - start) * 10 * mib * 1000000ULL / ((reread - 2 * ATTRIBUTION_SCAN_EVERY_TICKS) * 1000000ULL));
+                json_object_put(top);
+        }
+        attribution_free(a);
+        for (int pid = 300; pid <= 500; pid += 100)
+                for (const char *const *f = (const char *const[]) { "stat", "comm", "io", NULL }; *f; f++) {
+                        char name[64];
+                        snprintf(name, sizeof(name), "proc/%d/%s", pid, *f);
+                        (void) unlink(put(name, NULL));
+                }
+        (void) rmdir(put("proc/300", NULL));
+        (void) rmdir(put("proc/400", NULL));
+        (void) rmdir(put("proc/500", NULL));
+        (void) rmdir(put("proc", NULL));
+}
+
 /* top lists the tasks of the last seconds: a writer read in one full scan only, and a task paused in one tick
  * only, still show in the ticks after, with their figures over the window, until the window has passed. */
 static void test_window(void) {
@@ -226,6 +280,7 @@ int main(void) {
         test_proc_io();
         test_proc_kthread();
         test_dirtiers_skip_kthreads();
+        test_quiet_processes_read_less();
         test_window();
         (void) unlink(put("io", ""));
         (void) unlink(put("stat", ""));   /* put() names the file; unlink removes it */

@@ -27,6 +27,7 @@ typedef struct proc_entry {
         uint64_t rate_usec;                            /* the tick the rates are for; 0 = no rate yet */
         uint64_t rate_interval_usec;                   /* the time the rates are over (up to a full scan's) */
         int8_t kthread;                                /* 1 kernel thread, 0 not, -1 not known yet */
+        uint8_t quiet_scans;                           /* full scans in a row it was read with nothing written */
 } proc_entry;
 
 /* A dirtier read in one tick: the bytes it wrote since its previous reading, interval_usec before. */
@@ -91,7 +92,7 @@ struct attribution {
         task_io *thread_io;               /* TASKSTATS_QUERY_MAX replies: one process's threads */
         size_t n_via_taskstats, n_unreadable;            /* this full scan, so far */
         size_t last_via_taskstats, last_unreadable;      /* the last finished full scan */
-        uint64_t n_ticks;
+        uint64_t n_ticks, n_full_scans;
         proc_entry top[ATTRIBUTION_TRACKED_MAX];   /* by write rate, largest first */
         size_t n_top;
 
@@ -257,6 +258,8 @@ static bool read_proc(attribution *a, int32_t pid, const proc_entry *old, uint64
                 e->kthread = -1;   /* counters went back: perhaps a new process under a reused pid */
                 e->comm[0] = 0;
         }
+        if (!old || w != old->write_bytes || c != old->cancelled_write_bytes)
+                e->quiet_scans = 0;
         e->write_bytes = w;
         e->cancelled_write_bytes = c;
         e->read_usec = now_usec;
@@ -267,6 +270,7 @@ static bool read_proc(attribution *a, int32_t pid, const proc_entry *old, uint64
 static void scan_all(attribution *a, uint64_t now_usec) {
         _cleanup_free_ char *dir = path_join_root(a->root, "/proc");
         struct dirent *de;
+        bool reread_quiet;
         size_t n = 0;
         DIR *d;
 
@@ -279,13 +283,28 @@ static void scan_all(attribution *a, uint64_t now_usec) {
                 return;
         }
         a->n_via_taskstats = a->n_unreadable = 0;
+        reread_quiet = a->n_full_scans++ % ATTRIBUTION_QUIET_REREAD_SCANS == 0;
         while ((de = readdir(d)) && n < ATTRIBUTION_SCAN_PIDS_MAX) {
+                const proc_entry *old;
                 uint64_t pid;
 
                 if (de->d_name[0] < '1' || de->d_name[0] > '9' || parse_u64(de->d_name, &pid) < 0 || pid > INT32_MAX)
                         continue;
-                if (read_proc(a, (int32_t) pid, find_proc(a->procs, a->n_procs, (int32_t) pid), now_usec, &a->scratch[n]))
-                        n++;
+                old = find_proc(a->procs, a->n_procs, (int32_t) pid);
+                /* most processes never write (a 64-CPU guest: 770 tasks, 500 of them per-CPU kernel threads, each a
+                 * taskstats query under the unit, most of the daemon's work): those quiet for a while are read
+                 * again every few scans; a paused or top one is read every tick all the same */
+                if (old && !reread_quiet && old->quiet_scans >= ATTRIBUTION_QUIET_SCANS) {
+                        a->scratch[n++] = *old;
+                        continue;
+                }
+                if (read_proc(a, (int32_t) pid, old, now_usec, &a->scratch[n])) {
+                        proc_entry *e = &a->scratch[n++];
+
+                        if (old && e->write_bytes == old->write_bytes && e->cancelled_write_bytes == old->cancelled_write_bytes &&
+                            e->quiet_scans < UINT8_MAX)
+                                e->quiet_scans++;
+                }
         }
         closedir(d);
         qsort(a->scratch, n, sizeof(a->scratch[0]), cmp_pid);

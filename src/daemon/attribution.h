@@ -10,6 +10,8 @@
 
 #define ATTRIBUTION_SCAN_EVERY_TICKS 5     /* a full /proc/<pid>/io scan this often; tracked pids every tick */
 #define ATTRIBUTION_SCAN_PIDS_MAX 4096     /* processes one full scan reads at most */
+#define ATTRIBUTION_QUIET_SCANS 2          /* a process that wrote nothing in this many full scans ... */
+#define ATTRIBUTION_QUIET_REREAD_SCANS 6   /* ... is read again only every 6th full scan (or once the kernel pauses it) */
 #define ATTRIBUTION_TRACKED_MAX 32         /* top dirtiers re-read every tick between full scans */
 #define ATTRIBUTION_TOP_MAX 20             /* entries of each list in the top result */
 /* top's lists hold the tasks of the last few seconds, their figures over that window, so that a writer
