@@ -775,7 +775,8 @@ static bool add_plan_device(actuator *a, planned *p, const char *bdi, const devi
                         pd->now[j] = (knob_now) {};
                 }
                 pd->target[j] = plan_target(dd && dd->knobs[j].wanted, dd ? dd->knobs[j].value : 0,
-                                            dd ? dd->knobs[j].reason : NULL, d ? &d->k[j] : NULL, restore_all || !dd);
+                                            dd ? knob_decision_reason(&dd->knobs[j]) : NULL, d ? &d->k[j] : NULL,
+                                            restore_all || !dd);
         }
         /* strict_limit and min_bytes serve our own cap: under a max_bytes set by hand they go back to what
          * they were (a hand-set cap below the backlog, made strict, stops writers the kernel alone paces) */
@@ -827,7 +828,8 @@ static int build_globals(actuator *a, const sample *s, const decision *dec, bool
         for (knob_id k = 0; k < _KNOB_GLOBAL_MAX; k++) {
                 const knob_decision *kd = dec && !only_bdi ? &dec->global[k] : NULL;
                 p->in.global_target[k] = only_bdi ? (knob_target) { TARGET_NONE, 0, NULL }
-                        : plan_target(kd && kd->wanted, kd ? kd->value : 0, kd ? kd->reason : NULL, &a->g[k], restore_all);
+                        : plan_target(kd && kd->wanted, kd ? kd->value : 0, kd ? knob_decision_reason(kd) : NULL, &a->g[k],
+                                      restore_all);
         }
         return 0;
 }

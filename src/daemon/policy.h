@@ -29,6 +29,11 @@ typedef struct knob_decision {
         char held_reason[160];     /* the guard's words: "held at 700M: 618M is dirty or under writeback now" */
 } knob_decision;
 
+/* Why the value to be written is what it is: the guard's words where it held it, else the policy's. */
+static inline const char *knob_decision_reason(const knob_decision *k) {
+        return k->held && k->held_reason[0] ? k->held_reason : k->reason;
+}
+
 typedef struct device_decision {
         char bdi[64];
         char name[64];             /* how an admin knows it ("loop0", "sda"), for messages */
