@@ -1358,6 +1358,16 @@ static void test_fast_device_leaves_presumed_early(void) {
         }
 }
 
+/* A new device under a limit the daemon holds at 1.2G (its own: limit_ours), 100 ms ticks. */
+static void held_limit_fixture_init(fixture *f) {
+        fixture_init(f);
+        f->c.tick_ms = 100;
+        f->dev[0].seen_before = false;
+        f->s.global.dirty_thresh_bytes = 1200 * MB;
+        f->s.limit_ours = true;
+        f->s.global.background_thresh_bytes = 600 * MB;
+}
+
 /* fastnew-a: a new 200 MB/s disk, freed from its 64M first bound on its first ticks of writing, with a cap
  * heading for 384M while the guard still holds the kernel's limit at 1.2G (freerun ~900M). Not strict there,
  * that cap bit nowhere below 900M, and a copy at memory speed filled 632M in a tenth of a second. Strict
@@ -1368,12 +1378,7 @@ static void test_freed_early_strict_under_held_limit(void) {
         bool freed = false, strict_all = true, measured_seen = false;
         fixture f;
 
-        fixture_init(&f);
-        f.c.tick_ms = 100;
-        f.dev[0].seen_before = false;
-        f.s.global.dirty_thresh_bytes = 1200 * MB;
-        f.s.limit_ours = true;
-        f.s.global.background_thresh_bytes = 600 * MB;
+        held_limit_fixture_init(&f);
         for (int n = 0; n < 30; n++) {
                 flood(&f.dev[0], 20 * MB, backlog);
                 f.dev[0].write_bw_bytes_per_s = 200 * MB;
@@ -1478,12 +1483,7 @@ static void test_in_force_latch_survives_others_spike(void) {
         uint64_t backlog = 32 * MB;
         fixture f;
 
-        fixture_init(&f);
-        f.c.tick_ms = 100;
-        f.dev[0].seen_before = false;
-        f.s.global.dirty_thresh_bytes = 1200 * MB;
-        f.s.limit_ours = true;
-        f.s.global.background_thresh_bytes = 600 * MB;
+        held_limit_fixture_init(&f);
         for (int n = 0; n < 30; n++) {
                 flood(&f.dev[0], 20 * MB, backlog);
                 f.dev[0].write_bw_bytes_per_s = 200 * MB;
