@@ -1476,6 +1476,15 @@ static void test_freed_early_strict_under_held_limit(void) {
         fixture_done(&f);
 }
 
+/* One 100 ms tick of a copy at 2 GB/s into a 200 MB/s device holding backlog, the others holding others_bytes. */
+static void copy_tick(fixture *f, uint64_t backlog, uint64_t others_bytes) {
+        flood(&f->dev[0], 20 * MB, backlog);
+        f->dev[0].write_bw_bytes_per_s = 200 * MB;
+        f->dev[0].dirty_rate_bytes_per_s = 2000 * MB;
+        f->s.global.dirty_bytes = backlog + others_bytes;
+        CHECK(tick_after(f, 100000) == 0);
+}
+
 /* review: the held limit's strictness, once measured, is kept "until the hold ends" (wbtuned(8)); one tick
  * where the other devices fill the pool (ccb144c's others_bytes) must not end it for the rest of the hold:
  * once they drain, nothing but that strict cap bounds this device below the held limit's freerun point */
@@ -1485,27 +1494,17 @@ static void test_in_force_latch_survives_others_spike(void) {
 
         held_limit_fixture_init(&f);
         for (int n = 0; n < 30; n++) {
-                flood(&f.dev[0], 20 * MB, backlog);
-                f.dev[0].write_bw_bytes_per_s = 200 * MB;
-                f.dev[0].dirty_rate_bytes_per_s = 2000 * MB;
-                f.s.global.dirty_bytes = backlog;
-                CHECK(tick_after(&f, 100000) == 0);
+                copy_tick(&f, backlog, 0);
                 if (dev_knob(&f, 0, KNOB_MAX_BYTES)->wanted)
                         backlog = dev_knob(&f, 0, KNOB_MAX_BYTES)->value;
         }
         CHECK(f.st.devices[0].measured);
         CHECK(f.st.devices[0].unbounded_in_force);
         /* one tick: another device's burst holds 700M of the pool */
-        flood(&f.dev[0], 20 * MB, backlog);
-        f.s.global.dirty_bytes = backlog + 700 * MB;
-        CHECK(tick_after(&f, 100000) == 0);
+        copy_tick(&f, backlog, 700 * MB);
         /* it drains; the hold goes on (the policy's limit still below the 1.2G in force) */
         for (int n = 0; n < 3; n++) {
-                flood(&f.dev[0], 20 * MB, backlog);
-                f.dev[0].write_bw_bytes_per_s = 200 * MB;
-                f.dev[0].dirty_rate_bytes_per_s = 2000 * MB;
-                f.s.global.dirty_bytes = backlog;
-                CHECK(tick_after(&f, 100000) == 0);
+                copy_tick(&f, backlog, 0);
         }
         CHECK(f.st.dirty_bytes + f.st.dirty_bytes / 100 + MB < f.s.global.dirty_thresh_bytes);
         CHECK(dev_knob(&f, 0, KNOB_MAX_BYTES)->value <= 900 * MB);
@@ -1526,11 +1525,7 @@ static void test_in_force_latch_survives_others_spike(void) {
                 uint64_t cap = dev_knob(&f, 0, KNOB_MAX_BYTES)->value;
 
                 for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
-                        flood(&f.dev[0], 20 * MB, backlog);
-                        f.dev[0].write_bw_bytes_per_s = 200 * MB;
-                        f.dev[0].dirty_rate_bytes_per_s = 2000 * MB;
-                        f.s.global.dirty_bytes = backlog + (uint64_t) ((int64_t) (900 * MB - cap) + steps[i].over_freerun_mb * (int64_t) MB);
-                        CHECK(tick_after(&f, 100000) == 0);
+                        copy_tick(&f, backlog, (uint64_t) ((int64_t) (900 * MB - cap) + steps[i].over_freerun_mb * (int64_t) MB));
                         printf("# others at cap + %lld MB past freerun: strict %d\n", (long long) steps[i].over_freerun_mb,
                                (int) (dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted && dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value));
                         CHECK((dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted && dev_knob(&f, 0, KNOB_STRICT_LIMIT)->value == 1) ==
