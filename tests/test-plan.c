@@ -556,7 +556,87 @@ static void test_kernel_bounds(void) {
         plan_done(&f.p);
 }
 
+/* The limit in force is ours: 100M, where the kernel's own ratio 20 gives THRESH_PAGES (781M). */
+static void limit_ours_100m(fixture *f) {
+        f->in.thresh_pages = 100 * M / PAGE;
+        f->in.global_now[KNOB_DIRTY_BYTES] = (knob_now) { .readable = true, .has = { true, true }, .value = 100 * M,
+                                                          .setting = { KNOB_FORM_SELF, 100 * M } };
+        f->gown[KNOB_DIRTY_BYTES] = (knob_owner) { .saved = true, .original = { KNOB_FORM_RATIO, 20 }, .written = true,
+                                                   .ours = { KNOB_FORM_SELF, 100 * M } };
+        f->in.keep_own_bounds = true;
+}
+
+static void test_own_bounds_kept(void) {
+        /* FUSE's 1 % of the kernel's own 781M: 2000 pages */
+        const uint64_t own = 2000 * PAGE;
+        fixture f = {};
+
+        printf("# a max of its own (FUSE's 1 %%) keeps its bytes of the kernel's own limit under a lower one of ours\n");
+        fixture_init(&f, 1, true);
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 10000);
+        limit_ours_100m(&f);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 8192000", NULL }));
+        CHECK(f.p.n_ops == 1 && f.p.ops[0].reason && strstr(f.p.ops[0].reason, "kept in bytes"));
+
+        printf("# ... and a cap of the policy's is held to those bytes, not to 1 %% of the lower limit (1M)\n");
+        DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 8192000", NULL }));
+        CHECK(f.p.n_ops == 1 && f.p.ops[0].reason && strstr(f.p.ops[0].reason, "never raised"));
+        DT(&f, 0, KNOB_MAX_BYTES) = value(4 * M);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 4194304", NULL }));
+
+        printf("# once kept, not rewritten while within a tenth (the kernel's own limit moves with memory)\n");
+        DT(&f, 0, KNOB_MAX_BYTES) = restore();
+        ours_fine(&f, 0, KNOB_MAX_BYTES, 10000, knob_bytes_to_ppm(own, 100 * M / PAGE, PAGE));
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].setting = DOWN(&f, 0, KNOB_MAX_BYTES).ours;
+        f.in.dirtyable_bytes += f.in.dirtyable_bytes / 20;
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 0);
+
+        printf("# a restore (the stop, a released device) puts the kernel's 1 %% back\n");
+        f.in.keep_own_bounds = false;
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_ratio_fine 10000", NULL }));
+
+        printf("# an admin's change after ours is theirs: left alone\n");
+        f.in.keep_own_bounds = true;
+        DOWN(&f, 0, KNOB_MAX_BYTES).overridden = true;
+        DT(&f, 0, KNOB_MAX_BYTES) = (knob_target) { TARGET_NONE, 0, NULL };
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST].setting = (knob_setting) { KNOB_FORM_FINE, 30000 };
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 0);
+
+        printf("# the kernel's own limit in force: nothing to keep; a device at 100 %% has no bound of its own\n");
+        fixture_init(&f, 2, true);
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 10000);
+        f.in.keep_own_bounds = true;
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 0);
+        limit_ours_100m(&f);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 8192000", NULL }));
+
+        printf("# an admin's max_bytes in bytes of the kernel's limit (ratio 0.5 %% of 781M): kept at 3.9M\n");
+        fixture_init(&f, 1, true);
+        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 5000);
+        limit_ours_100m(&f);
+        CHECK(build(&f));
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 4096000", NULL }));
+
+        printf("# a limit about to fall (the prescale): the bytes kept, as a ratio of the limit it falls to\n");
+        f.in.thresh_pages = 50 * M / PAGE;
+        f.in.devices_as_ratio = true;
+        plan_done(&f.p);
+        CHECK(plan_build_part(&f.in, PLAN_DEVICES, &f.p) == 0);
+        CHECK(ops_are(&f, (const char *[]) { "7:0 max_ratio_fine 78125", NULL }));
+        plan_done(&f.p);
+}
+
 int main(void) {
+        test_own_bounds_kept();
         test_kernel_bounds();
         test_devices_as_ratio();
         test_globals();

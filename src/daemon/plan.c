@@ -14,6 +14,9 @@
  * of the global limit and with every rescaling of the floors, and a guarantee 10 % off changes nothing
  * a writer sees. (A cap gets no such band: below the wanted value it may stop its writers.) */
 #define MIN_TOLERANCE_PERCENT 10
+/* A bound of its own kept in bytes is not rewritten within this much: the kernel's own limit (ratio mode)
+ * moves with free memory every tick, and a FUSE mount's cap a tenth off changes nothing a writer sees. */
+#define KEPT_BOUND_TOLERANCE_PERCENT 10
 
 typedef struct op_list {
         plan_op *v;
@@ -203,19 +206,74 @@ static uint64_t target_ppm(const plan_input *in, const plan_device *d, const kno
         }
 }
 
+/* The dirty threshold the kernel's own global settings give, in pages: the originals of a limit we wrote
+ * (a ratio of the dirtyable memory, as predict_thresh_pages() reckons it), else the one in force. */
+static uint64_t own_thresh_pages(const plan_input *in, uint64_t thresh_pages) {
+        const knob_owner *o = &in->global_owner[KNOB_DIRTY_BYTES];
+
+        if (!o->saved || !o->written || o->overridden)
+                return thresh_pages;
+        if (o->original.form == KNOB_FORM_SELF && o->original.value > 0)
+                return (o->original.value + in->page_size - 1) / in->page_size;
+        if (o->original.form == KNOB_FORM_RATIO && in->dirtyable_bytes)
+                return in->dirtyable_bytes / in->page_size * o->original.value / 100;
+        return thresh_pages;
+}
+
+/* The bytes of a max the kernel or an admin set below 100 % (FUSE's 1 %, a max_bytes set by hand) at the
+ * kernel's own limit: what it was set to give. 0: none (100 %, or ours). */
+static uint64_t own_bound_bytes(const plan_input *in, const plan_device *d, uint64_t thresh_pages) {
+        const knob_owner *omax = d->owner ? &d->owner[DK(KNOB_MAX_BYTES)] : NULL;
+        uint64_t original_ppm = omax && omax->saved ? knob_setting_ppm(omax->original)
+                                                    : knob_setting_ppm(d->now[DK(KNOB_MAX_BYTES)].setting);
+
+        if (original_ppm >= KNOB_PPM_FULL)
+                return 0;
+        return MAX(knob_ppm_to_bytes(original_ppm, own_thresh_pages(in, thresh_pages), in->page_size), in->page_size);
+}
+
+/* The kernel keeps such a bound as a ratio of the limit (bdi_ratio_from_pages()): under a lower limit of
+ * ours it would shrink with it (4.6G -> 600M takes FUSE's 46M to 6M). Where the policy has no cap of its
+ * own for the device, ask for those bytes; restored with the limit. */
+static void keep_own_bound(const plan_input *in, const plan_device *d, uint64_t thresh_pages, devwork *w) {
+        const knob_owner *omax = d->owner ? &d->owner[DK(KNOB_MAX_BYTES)] : NULL;
+        const knob_now *now = &d->now[DK(KNOB_MAX_BYTES)];
+        knob_target *tmax = &w->t[DK(KNOB_MAX_BYTES)];
+        uint64_t want, cur;
+
+        if (!in->keep_own_bounds || !now->readable || tmax->kind == TARGET_VALUE ||
+            (omax && (omax->overridden || omax->refused)) || own_thresh_pages(in, thresh_pages) == thresh_pages)
+                return;
+        want = MIN(own_bound_bytes(in, d, thresh_pages), limit_bytes(in, thresh_pages));
+        if (want == 0)
+                return;
+        cur = knob_ppm_to_bytes(knob_setting_ppm(now->setting), thresh_pages, in->page_size);
+        if (cur * 100 >= want * (100 - KEPT_BOUND_TOLERANCE_PERCENT) &&
+            cur * 100 <= want * (100 + KEPT_BOUND_TOLERANCE_PERCENT)) {
+                *tmax = (knob_target) { TARGET_NONE, 0, NULL };
+                return;
+        }
+        *tmax = (knob_target) { TARGET_VALUE, want / in->page_size * in->page_size,
+                                "its own max (the kernel's or an admin's), kept in bytes of the kernel's own limit "
+                                "under the lower one in force" };
+}
+
 /* Apply the per-device rules to the targets: values beyond the limit are EINVAL, min <= max. */
 static void clamp_device(const plan_input *in, const plan_device *d, uint64_t thresh_pages, devwork *w) {
         knob_target *tmin = &w->t[DK(KNOB_MIN_BYTES)], *tmax = &w->t[DK(KNOB_MAX_BYTES)];
-        const knob_owner *omax = d->owner ? &d->owner[DK(KNOB_MAX_BYTES)] : NULL;
-        uint64_t limit = limit_bytes(in, thresh_pages), max_bytes, original_ppm;
+        uint64_t limit = limit_bytes(in, thresh_pages), max_bytes, own;
 
-        /* a bound the kernel or an admin set (FUSE's 1 %) is never raised: it is there on purpose */
-        original_ppm = omax && omax->saved ? knob_setting_ppm(omax->original)
-                                           : knob_setting_ppm(d->now[DK(KNOB_MAX_BYTES)].setting);
-        if (original_ppm < KNOB_PPM_FULL)
-                limit = MIN(limit, knob_ppm_to_bytes(original_ppm, thresh_pages, in->page_size));
-        if (tmax->kind == TARGET_VALUE && tmax->value > limit)
+        /* a bound the kernel or an admin set (FUSE's 1 %) is never raised past the bytes it gives at the
+         * kernel's own limit: it is there on purpose */
+        own = own_bound_bytes(in, d, thresh_pages);
+        if (own > 0)
+                limit = MIN(limit, own);
+        if (tmax->kind == TARGET_VALUE && tmax->value > limit) {
                 tmax->value = limit;
+                if (limit == own)
+                        tmax->reason = "at most its own max (the kernel's or an admin's) in bytes of the kernel's "
+                                       "own limit: never raised";
+        }
         if (tmin->kind == TARGET_VALUE && tmin->value > limit)
                 tmin->value = limit;
         max_bytes = knob_ppm_to_bytes(target_ppm(in, d, tmax, KNOB_MAX_BYTES, thresh_pages), thresh_pages, in->page_size);
@@ -432,6 +490,8 @@ static int plan_devices(const plan_input *in, uint64_t thresh_pages, op_list *op
                 if (w[i].t[DK(KNOB_STRICT_LIMIT)].kind == TARGET_VALUE && w[i].t[DK(KNOB_STRICT_LIMIT)].value &&
                     w[i].t[DK(KNOB_MAX_BYTES)].kind != TARGET_VALUE)
                         w[i].t[DK(KNOB_STRICT_LIMIT)].kind = TARGET_NONE;
+                if (alone_safe)
+                        keep_own_bound(in, d, thresh_pages, &w[i]);
                 clamp_device(in, d, thresh_pages, &w[i]);
                 w[i].cur_min_ppm = knob_setting_ppm(d->now[DK(KNOB_MIN_BYTES)].setting);
                 w[i].new_min_ppm = target_ppm(in, d, &w[i].t[DK(KNOB_MIN_BYTES)], KNOB_MIN_BYTES, thresh_pages);

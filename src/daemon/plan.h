@@ -68,6 +68,9 @@ typedef struct plan_input {
                                          * the limit the device bytes are ratios of is not ours to set */
         bool devices_as_ratio;          /* write min/max in their *_ratio_fine, as ratios of thresh_pages: the
                                          * devices of a limit about to fall, written before it falls */
+        bool keep_own_bounds;           /* a max below 100 % the kernel or an admin set (FUSE's 1 %) keeps the bytes
+                                         * the kernel's own limit gives it while the limit in force is ours (a tick;
+                                         * not a restore) */
 } plan_input;
 
 typedef struct plan_op {
