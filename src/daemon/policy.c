@@ -399,26 +399,34 @@ static bool device_slow_kind(const bdi_device *d) {
  * smaller pool, half of it, not none: with none, a device the daemon does not know fills what the limit
  * allows, and the policy raises the limit for a device it sees writing (new-a: the idle box's limit
  * came down to 85M, the 64M bound went, and the new stick held 240M). 0 where even min_device_bytes is
- * more than half. */
-static uint64_t fit_first_bound(const sample *s, const config *c, uint64_t bound, char *why, size_t why_size) {
+ * more than half. *cut: half of it, cut from more. Such a bound is not strict: the small pool bounds the
+ * device about as well, and strict halves do not add up (a strict wb freeruns on its own counters below
+ * 3/8 of the pool, domain_dirty_freerun(), and gets its cap as a minimum while written: randrw's four new
+ * devices held 1.44x the 100M pin). */
+static uint64_t fit_first_bound(const sample *s, const config *c, uint64_t bound, char *why, size_t why_size,
+                                bool *cut) {
         uint64_t half = s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR;
         size_t len = strlen(why);
         char a[16];
 
+        *cut = false;
         if (bound <= half)
                 return bound;
         if (c->min_device_bytes > half)
                 return 0;
         if (len < why_size)
-                snprintf(why + len, why_size - len, ", half of the limit in force: %s", format_bytes(a, sizeof a, half));
+                snprintf(why + len, why_size - len, ", half of the limit in force: %s, not strict",
+                         format_bytes(a, sizeof a, half));
+        *cut = true;
         return half;
 }
 
 static uint64_t first_bound(const sample *s, const config *c, const bdi_device *d, uint64_t known_bw_bytes_per_s,
-                            uint64_t target_ms, char *why, size_t why_size) {
+                            uint64_t target_ms, char *why, size_t why_size, bool *cut) {
         uint64_t bound;
         char a[16], b[16];
 
+        *cut = false;
         /* a memory-limited cgroup's writers are throttled in its own domain, where a device's max is a
          * ratio of the cgroup's threshold (wb_dirty_limits(mdtc)): a 64M bound is a few megabytes there
          * and would stall a container's writer the kernel alone lets run. A guess is not worth that. */
@@ -432,7 +440,7 @@ static uint64_t first_bound(const sample *s, const config *c, const bdi_device *
                 snprintf(why, why_size, "first bound from its known speed: %s/s x %.1f s target, %s",
                          format_bytes(a, sizeof a, known_bw_bytes_per_s), (double) target_ms / 1000.0,
                          format_bytes(b, sizeof b, bound));
-                return fit_first_bound(s, c, bound, why, why_size);
+                return fit_first_bound(s, c, bound, why, why_size, cut);
         }
         if (!c->unmeasured_device_bytes)
                 return 0;  /* configured off: no cap until measured */
@@ -444,7 +452,7 @@ static uint64_t first_bound(const sample *s, const config *c, const bdi_device *
         else
                 snprintf(why, why_size, "first bound from traits (internal disk): speed not known yet, "
                          "unmeasured_device_bytes, %s", format_bytes(a, sizeof a, bound));
-        return fit_first_bound(s, c, bound, why, why_size);
+        return fit_first_bound(s, c, bound, why, why_size, cut);
 }
 
 /* No cap wanted from now on: the next one starts afresh (no slew, no hysteresis, not strict). */
@@ -456,14 +464,16 @@ static void forget_cap(policy_device_state *ds) {
 /* The cap of an idle device whose speed is not known: its first bound, strict so it is in force when
  * writing starts (a strict wb's own counters decide), with no minimum: a reservation for a device nobody
  * writes shrinks every other device's share of the limit. */
-static void want_first_bound(policy_device_state *ds, uint64_t bound, const char *why, device_decision *dd) {
+static void want_first_bound(policy_device_state *ds, uint64_t bound, bool cut, const char *why, device_decision *dd) {
         knob_decision *kmax = &dd->knobs[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST];
         knob_decision *kstrict = &dd->knobs[KNOB_STRICT_LIMIT - KNOB_DEVICE_FIRST];
 
         want(kmax, bound, "%s", why);
-        want(kstrict, 1, "first bound: in force from its first write, below freerun too");
+        if (!cut)
+                want(kstrict, 1, "first bound: in force from its first write, below freerun too");
         ds->max_bytes = bound;
-        ds->strict = ds->presumed = true;
+        ds->strict = !cut;
+        ds->presumed = true;
 }
 
 /* What a device nobody writes may hold and still get a remembered cap below that: once its writer is back,
@@ -504,7 +514,7 @@ void policy_choose_cap(const sample *s, const bdi_device *d, const device_config
                 ret->source = CAP_SOURCE_LOWER;
                 return;
         }
-        bound = ds->measured ? 0 : first_bound(s, c, d, 0, target_ms, ret->why, sizeof ret->why);
+        bound = ds->measured ? 0 : first_bound(s, c, d, 0, target_ms, ret->why, sizeof ret->why, &ret->first_bound_cut);
         if ((!bdi_device_active(d) || ds->quiet) && !configured_max) {
                 /* an idle device needs no new reservation (a few stray pages, or the per-CPU error of its
                  * counters, do not make it busy); one with a measured cap keeps it, one with no known
@@ -653,7 +663,7 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
                 return;
         case CAP_SOURCE_FIRST_BOUND:
                 forget_cap(ds);
-                want_first_bound(ds, cap, ch->why, dd);
+                want_first_bound(ds, cap, ch->first_bound_cut, ch->why, dd);
                 return;
         case CAP_SOURCE_MEASURED:
                 speed_reason(kmax, "measured bandwidth ", ds->bw_bytes_per_s, "", target_ms);
@@ -770,11 +780,21 @@ static void shape_device(const sample *s, const bdi_device *d, const device_conf
 
                 /* the keep band is the share rule's hysteresis: one strict for being over its cap is
                  * released with it (a 210M cap in a 380M pin stayed strict, idle, after one burst) */
-                strict = presumed || ds->slowed_usec || over_cap || in_force_free || target <= limit / STRICT_SHARE_DIVISOR ||
-                         (ds->strict && !ds->over_cap && !ds->unbounded_in_force &&
-                          target <= mul_div(limit, STRICT_KEEP_PERCENT, 100));
+                /* a first bound cut to half a small pool is not strict (fit_first_bound()), unless over it */
+                bool cut = ch->source == CAP_SOURCE_PRESUMED && ch->first_bound_cut;
+
+                strict = cut ? over_cap
+                             : presumed || ds->slowed_usec || over_cap || in_force_free || target <= limit / STRICT_SHARE_DIVISOR ||
+                               (ds->strict && !ds->over_cap && !ds->unbounded_in_force &&
+                                target <= mul_div(limit, STRICT_KEEP_PERCENT, 100));
                 over_cap_now = over_cap;
-                if (presumed)
+                if (cut && strict)
+                        want(kstrict, 1, "it holds %s, more than its first bound %s (half the limit in force): enforce "
+                             "it until it is down to it", format_bytes(a, sizeof a, d->backlog_bytes),
+                             format_bytes(b, sizeof b, target));
+                else if (cut)
+                        ;       /* the pool bounds it */
+                else if (presumed)
                         want(kstrict, 1, "presumed slow: enforce its cap %s even below freerun",
                              format_bytes(a, sizeof a, target));
                 else if (ds->slowed_usec)

@@ -155,6 +155,7 @@ typedef struct cap_choice {
         cap_source source;
         uint64_t cap;                   /* before the release near the limit, the slew and the hysteresis */
         bool presumed;                  /* still presumed slow (CAP_SOURCE_PRESUMED, or configured lower) */
+        bool first_bound_cut;           /* the first bound is half the limit in force, cut from more: not strict */
         char why[192];                  /* the first bound's words, if one was sized (a reason's size) */
 } cap_choice;
 
