@@ -1390,6 +1390,42 @@ static void test_prescale_admin_min(void) {
         fake_kernel_free(fk);
 }
 
+/* issue 22 item 2: a max below 100 % that is not ours (FUSE's 1 %) keeps its bytes of the kernel's own limit
+ * under ours, for a device the policy has nothing to ask of; back to its 1 % at the stop */
+static void test_own_bound_kept(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 2);
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd;
+        uint64_t own_bytes = DIRTYABLE_PAGES * 20 / 100 * FAKE_PAGE_SIZE / 100, kept_bytes;
+        sample s;
+
+        printf("# a FUSE-like 1 %% max keeps its bytes under a limit of ours, and is 1 %% again at the stop\n");
+        fake_kernel_bdi(fk, "7:1")->max_ppm = 10000;
+        s = make_sample(fk, 1 * SEC);
+        CHECK(new_actuator(fk, &a) == 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 200 * M, "x");
+        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 100 * M, "x");
+        dd = add_device(&d, "7:1");
+        dd->active = false;                             /* nothing wanted of it */
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(!log_has_errors(fk));
+        kept_bytes = fake_kernel_bdi(fk, "7:1")->max_ppm * fake_kernel_thresh_pages(fk) * FAKE_PAGE_SIZE / FAKE_PPM_FULL;
+        printf("#   kept %" PRIu64 " bytes of %" PRIu64 "\n", kept_bytes, own_bytes);
+        CHECK(kept_bytes >= own_bytes - own_bytes / 50 && kept_bytes <= own_bytes + own_bytes / 50);
+        /* the next tick, the same limit: no write */
+        fake_kernel_log_clear(fk);
+        s = make_sample(fk, 2 * SEC);
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:1"), 0);
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK(all_original(fk) == false);               /* 7:1's 1 %% is not the kernel's default ... */
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 10000);  /* ... it is what it was */
+        CHECK_EQ_U64(fk->vm.dirty_ratio, 20);
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
 /* review: a refusal only the write of vm.dirty_bytes sees (an LSM loaded mid-run), after the prescale wrote
  * the devices as ratios of the limit it was to fall to: the device pass repairs them, and a stop restores all,
  * the refused limit too (it held our 1000M: before, it had no restore target and stayed so after the stop) */
@@ -1500,6 +1536,7 @@ int main(int argc, char **argv) {
         } else {
                 test_apply_order_and_restore();
                 test_prescale_admin_min();
+        test_own_bound_kept();
                 test_held_value_logged_with_the_guards_reason();
                 test_prescale_then_lsm();
                 test_bytes_mode_original();

@@ -754,13 +754,17 @@ static bool decision_has_work(const device_decision *dd, const adev *d) {
 
 /* A max below 100 % that is not ours (FUSE's 1 %, an admin's): the plan keeps its bytes under a limit of
  * ours (plan_input.keep_own_bounds), so the device is planned while that limit is in force. */
-static bool has_own_bound(const actuator *a, const sample *s, size_t i, const char *bdi) {
+static bool has_own_bound(const actuator *a, const sample *s, const char *bdi) {
         knob_setting set;
 
-        if (!s || i >= s->n_devices || strcmp(s->devices[i].bdi, bdi) != 0 || !actuator_limit_ours(a))
+        if (!s || !actuator_limit_ours(a))
                 return false;
-        return knob_reading_setting(KNOB_MAX_BYTES, &s->devices[i].knobs.k[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST],
-                                    &set) >= 0 && knob_setting_ppm(set) < KNOB_PPM_FULL;
+        for (size_t i = 0; i < s->n_devices; i++)
+                if (strcmp(s->devices[i].bdi, bdi) == 0)
+                        return knob_reading_setting(KNOB_MAX_BYTES,
+                                                    &s->devices[i].knobs.k[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST], &set) >= 0 &&
+                               knob_setting_ppm(set) < KNOB_PPM_FULL;
+        return false;
 }
 
 /* Read a device into the plan; false if it is gone (forgotten) or unreadable. */
@@ -875,7 +879,7 @@ static int build_devices(actuator *a, const sample *s, const decision *dec, bool
                 if (!dd->managed)
                         continue;
                 managed[n_managed++] = (name_ref) { dd->bdi, dd };
-                if (!decision_has_work(dd, find_dev(a, dd->bdi)) && !has_own_bound(a, s, i, dd->bdi))
+                if (!decision_has_work(dd, find_dev(a, dd->bdi)) && !has_own_bound(a, s, dd->bdi))
                         continue;
                 if (dd->name[0]) {
                         adev *named = get_dev(a, dd->bdi);
