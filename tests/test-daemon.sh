@@ -252,6 +252,13 @@ check 'j["global"]["knobs"]["dirty_ratio"] == 20 and j["global"]["knobs"]["dirty
 check 'j["global"]["knobs"]["dirty_expire_centisecs"] == 3000' "status: dirty_expire_centisecs"
 check 'j.get("observe_only_reason", "missing") is None' "status: observe_only_reason is not null outside a container"
 ok "status --json shows the fake global state"
+# where the work went: every stage, the sample's time in it, the tick's stages within the tick's total
+check 'sorted(j["work_usec"]) == ["attribution", "cgroups", "decide_act", "history", "sample", "trace_drain"]' \
+        "status: work_usec does not have every stage"
+check 'j["work_usec"]["sample"] > 0 and j["work_usec"]["decide_act"] > 0' "status: no sample or decision time counted"
+check 'sum(v for k, v in j["work_usec"].items() if k != "trace_drain") <= j["tick_work_total_usec"]' \
+        "status: the stages add up to more than the ticks' work"
+ok "status --json: work by stage, $(json_get "$out" 'j["work_usec"]')"
 
 out=$(ctl status) || fail "wbtunectl status failed"
 [[ -n $out ]] || fail "wbtunectl status printed nothing"

@@ -51,6 +51,7 @@ static report_daemon manager_report(const manager *m) {
                 .config_path = m->config_path,
                 .last_tick_work_usec = m->last_tick_work_usec,
                 .tick_work_total_usec = m->tick_work_total_usec,
+                .work = &m->work,
         };
 }
 

@@ -148,6 +148,7 @@ static void manager_decide_and_act(manager *m) {
 
 static void manager_scan_memcgs(manager *m, uint64_t now) {
         char was[sizeof m->memcg.malformed];
+        uint64_t start_usec = now_usec();
 
         if (m->memcg_scan_usec && now < m->memcg_scan_usec + MEMCG_SCAN_USEC)
                 return;
@@ -155,6 +156,7 @@ static void manager_scan_memcgs(manager *m, uint64_t now) {
         memcpy(was, m->memcg.malformed, sizeof was);
         if (memcg_scan(m->root, MEMCG_SCAN_DEPTH, &m->memcg) < 0)
                 m->memcg = (memcg_summary) {};
+        m->work.cgroups_usec += now_usec() - start_usec;
         /* once per new first offender, not every scan */
         if (m->memcg.malformed[0] && strcmp(was, m->memcg.malformed) != 0) {
                 _cleanup_free_ char *e = escape_text_alloc(m->memcg.malformed);
@@ -168,9 +170,11 @@ static void manager_scan_memcgs(manager *m, uint64_t now) {
  * the first, assessed on every later one) and the memory-limited cgroups. first: the sample at start, whose
  * failures are errors; a tick's are warnings (it keeps the last sample). 0 or a negative errno, logged. */
 static int manager_sample(manager *m, bool first, sample *ret) {
+        uint64_t start_usec = now_usec();
         int r;
 
         r = observe_sample(m->observe, ret);
+        m->work.sample_usec += now_usec() - start_usec;
         if (r < 0)
                 return log_full_errno(first ? LOG_ERR : LOG_WARNING, r, "Failed to read the writeback state: %m");
         if (first) {
@@ -189,7 +193,7 @@ static void manager_write_metrics(manager *m);
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         manager *m = userdata;
-        uint64_t work_start_usec = now_usec();
+        uint64_t work_start_usec = now_usec(), stage_usec;
         sample next = {};
         bool paced;
         int r;
@@ -200,15 +204,21 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                 sample_done(&m->current);
                 m->current = next;
                 m->n_ticks++;
+                stage_usec = now_usec();
                 manager_decide_and_act(m);
+                m->work.decide_act_usec += now_usec() - stage_usec;
                 /* fast ticks decide and act; history, status and metrics keep the configured pace */
                 paced = m->current.time_usec + 1000 >= m->paced_usec + m->config.tick_ms * 1000;
                 if (paced) {
                         m->paced_usec = m->current.time_usec;
+                        stage_usec = now_usec();
                         if (m->history && history_add(m->history, &m->current) < 0)
                                 log_debug("History has no room for a new device this tick.");
+                        m->work.history_usec += now_usec() - stage_usec;
                 }
+                stage_usec = now_usec();
                 attribution_tick(m->attribution, m->current.time_usec);
+                m->work.attribution_usec += now_usec() - stage_usec;
                 m->last_tick_work_usec = now_usec() - work_start_usec;
                 m->tick_work_total_usec += m->last_tick_work_usec;
                 if (paced) {
@@ -424,10 +434,12 @@ static void manager_print_tick(manager *m) {
 
 static int on_trace_drain(sd_event_source *s, uint64_t usec, void *userdata) {
         manager *m = userdata;
+        uint64_t start_usec = now_usec();
         int r;
 
         (void) usec;
         attribution_process(m->attribution);
+        m->work.trace_drain_usec += now_usec() - start_usec;
         r = sd_event_source_set_time_relative(s, TRACE_DRAIN_USEC);
         if (r >= 0)
                 r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -645,7 +657,9 @@ int manager_start(manager *m) {
                           "Not acting on the per-device figures: %s. Global limits and device caps are left as they are.",
                           m->support.why);
         m->n_ticks = 1;
+        uint64_t stage_usec = now_usec();
         manager_decide_and_act(m);
+        m->work.decide_act_usec += now_usec() - stage_usec;
         /* the first tick: its sample, the kernel probe and the decision */
         m->last_tick_work_usec = m->tick_work_total_usec = now_usec() - work_start_usec;
 

@@ -14,6 +14,7 @@
 #include "metrics.h"
 #include "observe.h"
 #include "policy.h"
+#include "report.h"
 #include "speeds.h"
 #include "hotplug.h"
 #include "virt.h"
@@ -38,6 +39,7 @@ typedef struct manager {
         uint64_t paced_usec;        /* the last tick that kept the configured pace (history, status, metrics) */
         bool fast_tick;             /* the timer runs at POLICY_FAST_TICK_MS */
         uint64_t tick_work_total_usec;  /* the same summed over the n_ticks ticks */
+        report_work work;               /* that time (and the trace drain's) by stage */
         metrics_textfile textfile;      /* [daemon] metrics_textfile, written every metrics_interval */
 
         policy_state policy;        /* what the policy carries between ticks */

@@ -192,6 +192,17 @@ json_object *report_status(const report_daemon *d, const sample *s, json_object 
         proto_add(o, PF_STATUS_KERNEL_SUPPORT, support);
         proto_add_u64(o, PF_STATUS_LAST_TICK_WORK_USEC, d->last_tick_work_usec);
         proto_add_u64(o, PF_STATUS_TICK_WORK_TOTAL_USEC, d->tick_work_total_usec);
+        if (d->work) {
+                json_object *w = oom_check(json_object_new_object());
+
+                proto_add_u64(w, PF_WORK_SAMPLE, d->work->sample_usec);
+                proto_add_u64(w, PF_WORK_CGROUPS, d->work->cgroups_usec);
+                proto_add_u64(w, PF_WORK_DECIDE_ACT, d->work->decide_act_usec);
+                proto_add_u64(w, PF_WORK_HISTORY, d->work->history_usec);
+                proto_add_u64(w, PF_WORK_ATTRIBUTION, d->work->attribution_usec);
+                proto_add_u64(w, PF_WORK_TRACE_DRAIN, d->work->trace_drain_usec);
+                proto_add(o, PF_STATUS_WORK_USEC, w);
+        }
         return o;
 }
 

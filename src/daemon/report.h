@@ -45,6 +45,17 @@ json_object *report_tuning(json_object *knobs);
 json_object *report_device_tuning(bool managed, bool active, uint64_t bw_estimate_bytes_per_s, json_object *knobs);
 
 /* What status and top say about the daemon itself. */
+/* The daemon's work summed by stage since its start, in usec of CLOCK_MONOTONIC: which part of a tick costs
+ * what on this machine (many CPUs, many cgroups, many tasks). */
+typedef struct report_work {
+        uint64_t sample_usec;           /* reading the kernel's files (observe_sample) */
+        uint64_t cgroups_usec;          /* walking the memory-limited cgroups */
+        uint64_t decide_act_usec;       /* policy, guard, plan and knob writes */
+        uint64_t history_usec;
+        uint64_t attribution_usec;      /* the per-task scans of a tick */
+        uint64_t trace_drain_usec;      /* reading the trace pipe (a timer of its own, not in the tick) */
+} report_work;
+
 typedef struct report_daemon {
         uint64_t pid;
         double uptime_s;
@@ -57,6 +68,7 @@ typedef struct report_daemon {
         const char *config_path;
         uint64_t last_tick_work_usec;   /* how long the last tick's work took */
         uint64_t tick_work_total_usec;  /* the same summed over every tick */
+        const report_work *work;        /* where that time went, NULL: not kept */
 } report_daemon;
 
 /* What status says of the knob writes (see manager_writes_knobs()). */

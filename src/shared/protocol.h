@@ -71,6 +71,7 @@
         X(COUNTERS,        "counters",        NONE) \
         X(HISTORY_STATUS,  "history_status",  NONE) \
         X(HOTPLUG,         "hotplug",         NONE) \
+        X(WORK,            "work",            NONE) \
         X(WRITES,          "writes",          NONE) \
         X(KERNEL_SUPPORT,  "kernel_support",  NONE) \
         X(DEVICES,         "devices",         NONE) \
@@ -129,6 +130,14 @@
         X(STATUS, KERNEL_SUPPORT,  "kernel_support",  OBJECT, REQUIRED, KERNEL_SUPPORT) \
         X(STATUS, LAST_TICK_WORK_USEC,  "last_tick_work_usec",  U64, REQUIRED, NONE)   /* the last tick's work */ \
         X(STATUS, TICK_WORK_TOTAL_USEC, "tick_work_total_usec", U64, REQUIRED, NONE)   /* of all "ticks" */ \
+        X(STATUS, WORK_USEC,       "work_usec",       OBJECT, OPTIONAL, WORK)    /* where that time went */ \
+        \
+        X(WORK, SAMPLE,      "sample",      U64, REQUIRED, NONE)   /* the kernel's files, each tick */ \
+        X(WORK, CGROUPS,     "cgroups",     U64, REQUIRED, NONE)   /* the memory-limited cgroups, every 5 s */ \
+        X(WORK, DECIDE_ACT,  "decide_act",  U64, REQUIRED, NONE)   /* policy, guard, knob writes */ \
+        X(WORK, HISTORY,     "history",     U64, REQUIRED, NONE) \
+        X(WORK, ATTRIBUTION, "attribution", U64, REQUIRED, NONE)   /* the per-task scans of a tick */ \
+        X(WORK, TRACE_DRAIN, "trace_drain", U64, REQUIRED, NONE)   /* reading the trace pipe, between ticks too */ \
         \
         X(WRITES, ENABLED,            "enabled",            BOOL,   REQUIRED, NONE)   /* knobs are written now */ \
         X(WRITES, REASON,             "reason",             STRING, REQUIRED, NONE)   /* why, or why not */ \
