@@ -1418,6 +1418,12 @@ static void test_own_bound_kept(void) {
         s = make_sample(fk, 2 * SEC);
         CHECK(actuator_apply(a, &s, &d) == 0);
         CHECK_EQ_U64(fake_kernel_log_count(fk, "7:1"), 0);
+        /* an admin's max set under our limit is bytes of ours: not kept, not touched */
+        fake_kernel_bdi(fk, "7:0")->max_ppm = 50000;
+        s = make_sample(fk, 3 * SEC);
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:0"), 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->max_ppm, 50000);
         CHECK(actuator_restore_all(a) == 0);
         CHECK(all_original(fk) == false);               /* 7:1's 1 %% is not the kernel's default ... */
         CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 10000);  /* ... it is what it was */

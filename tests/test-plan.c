@@ -564,6 +564,8 @@ static void limit_ours_100m(fixture *f) {
         f->gown[KNOB_DIRTY_BYTES] = (knob_owner) { .saved = true, .original = { KNOB_FORM_RATIO, 20 }, .written = true,
                                                    .ours = { KNOB_FORM_SELF, 100 * M } };
         f->in.keep_own_bounds = true;
+        for (size_t i = 0; i < f->in.n_devices; i++)
+                f->dev[i].bound_of_kernel_limit = true;
 }
 
 static void test_own_bounds_kept(void) {
@@ -625,6 +627,16 @@ static void test_own_bounds_kept(void) {
         limit_ours_100m(&f);
         CHECK(build(&f));
         CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 4096000", NULL }));
+
+        printf("# a max set after our limit took over (an admin's max_bytes then) is bytes of ours: as it is\n");
+        f.dev[0].bound_of_kernel_limit = false;
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 0);
+        DT(&f, 0, KNOB_MAX_BYTES) = value(16 * M);      /* ... and a cap is held to 0.5 % of ours: no write */
+        CHECK(build(&f));
+        CHECK_EQ_U64(f.p.n_ops, 0);
+        DT(&f, 0, KNOB_MAX_BYTES) = (knob_target) { TARGET_NONE, 0, NULL };
+        f.dev[0].bound_of_kernel_limit = true;
 
         printf("# a limit about to fall (the prescale): the bytes kept, as a ratio of the limit it falls to\n");
         f.in.thresh_pages = 50 * M / PAGE;

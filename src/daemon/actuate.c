@@ -38,6 +38,9 @@ struct actuator {
         uint64_t writes_total, overrides_total, failures_total;
         uint64_t minute_writes[MINUTE_SLOTS];   /* writes per second of the last minute, by second % 60 */
         uint64_t minute_stamp[MINUTE_SLOTS];    /* which second each slot counts */
+        char (*own_bounds)[64];        /* devices with a max below 100 % before the limit became ours: set
+                                        * against the kernel's own limit (sorted; taken while it is not ours) */
+        size_t n_own_bounds;
 };
 
 /* ---- file access ---------------------------------------------------------------------- */
@@ -752,19 +755,64 @@ static bool decision_has_work(const device_decision *dd, const adev *d) {
         return false;
 }
 
-/* A max below 100 % that is not ours (FUSE's 1 %, an admin's): the plan keeps its bytes under a limit of
- * ours (plan_input.keep_own_bounds), so the device is planned while that limit is in force. */
-static bool has_own_bound(const actuator *a, const sample *s, const char *bdi) {
+static const bdi_device *sample_device(const sample *s, const char *bdi) {
+        for (size_t i = 0; s && i < s->n_devices; i++)
+                if (strcmp(s->devices[i].bdi, bdi) == 0)
+                        return &s->devices[i];
+        return NULL;
+}
+
+static bool max_below_full(const bdi_device *bd) {
         knob_setting set;
 
-        if (!s || !actuator_limit_ours(a))
-                return false;
+        return knob_reading_setting(KNOB_MAX_BYTES, &bd->knobs.k[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST], &set) >= 0 &&
+               knob_setting_ppm(set) < KNOB_PPM_FULL;
+}
+
+static int own_bound_cmp(const void *a, const void *b) {
+        return strcmp((const char *) a, (const char *) b);
+}
+
+/* While the limit is not ours, which devices have a max below 100 %: that max was set against the kernel's
+ * own limit. One set after ours took over (an admin's max_bytes then) is bytes of ours, kept as it is. */
+static void note_own_bounds(actuator *a, const sample *s) {
+        size_t n = 0;
+
         for (size_t i = 0; i < s->n_devices; i++)
-                if (strcmp(s->devices[i].bdi, bdi) == 0)
-                        return knob_reading_setting(KNOB_MAX_BYTES,
-                                                    &s->devices[i].knobs.k[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST], &set) >= 0 &&
-                               knob_setting_ppm(set) < KNOB_PPM_FULL;
-        return false;
+                n += max_below_full(&s->devices[i]);
+        if (n > a->n_own_bounds || !a->own_bounds) {
+                char (*v)[64] = realloc(a->own_bounds, MAX(n, 1) * sizeof *v);
+                if (!v) {
+                        log_oom_error();
+                        a->n_own_bounds = 0;
+                        return;
+                }
+                a->own_bounds = v;
+        }
+        a->n_own_bounds = 0;
+        for (size_t i = 0; i < s->n_devices; i++)
+                if (max_below_full(&s->devices[i]))
+                        snprintf(a->own_bounds[a->n_own_bounds++], sizeof a->own_bounds[0], "%s", s->devices[i].bdi);
+        qsort(a->own_bounds, a->n_own_bounds, sizeof a->own_bounds[0], own_bound_cmp);
+}
+
+/* Its max below 100 % is of the kernel's own limit: FUSE's (the kernel gives every mount 1 % of its limit),
+ * or one it had before our limit took over. */
+static bool bound_of_kernel_limit(const actuator *a, const sample *s, const char *bdi) {
+        const bdi_device *bd = sample_device(s, bdi);
+
+        if (bd && (bd->traits & BDI_TRAIT_FUSE))
+                return true;
+        return a->n_own_bounds &&
+               bsearch(bdi, a->own_bounds, a->n_own_bounds, sizeof a->own_bounds[0], own_bound_cmp) != NULL;
+}
+
+/* A max below 100 % of the kernel's own limit: the plan keeps its bytes under a limit of ours
+ * (plan_input.keep_own_bounds), so the device is planned while that limit is in force. */
+static bool has_own_bound(const actuator *a, const sample *s, const char *bdi) {
+        const bdi_device *bd = sample_device(s, bdi);
+
+        return bd && actuator_limit_ours(a) && max_below_full(bd) && bound_of_kernel_limit(a, s, bdi);
 }
 
 /* Read a device into the plan; false if it is gone (forgotten) or unreadable. */
@@ -905,6 +953,8 @@ static int build_devices(actuator *a, const sample *s, const decision *dec, bool
                         i++;
         }
         p->in.n_devices = p->n_devices;
+        for (size_t i = 0; i < p->n_devices; i++)
+                p->devices[i].bound_of_kernel_limit = bound_of_kernel_limit(a, s, p->devices[i].bdi);
 
         /* the min ratios of the devices left out count toward the kernel's 100 % */
         qsort(in_plan, n_in_plan, sizeof *in_plan, name_ref_cmp);
@@ -997,6 +1047,8 @@ static int pipeline(actuator *a, const sample *s, const decision *dec, bool rest
         a->now_usec = s && s->time_usec ? s->time_usec : now_usec();
         if (use_backoff && !print_only)
                 probe_globals(a);
+        if (use_backoff && s && !actuator_limit_ours(a))
+                note_own_bounds(a, s);
         r = build_globals(a, s, dec, restore_all, only_bdi, &p);
         if (r < 0) {
                 /* nothing is planned on a kernel whose limits cannot be read */
@@ -1256,6 +1308,7 @@ actuator *actuator_free(actuator *a) {
         for (size_t i = 0; i < a->n_devices; i++)
                 free(a->devices[i]);
         free(a->devices);
+        free(a->own_bounds);
         free(a->root);
         free(a->saved_path);
         free(a);

@@ -220,8 +220,8 @@ static uint64_t own_thresh_pages(const plan_input *in, uint64_t thresh_pages) {
         return thresh_pages;
 }
 
-/* The bytes of a max the kernel or an admin set below 100 % (FUSE's 1 %, a max_bytes set by hand) at the
- * kernel's own limit: what it was set to give. 0: none (100 %, or ours). */
+/* The bytes of a max the kernel or an admin set below 100 % (FUSE's 1 %, a max_bytes set by hand): at the
+ * kernel's own limit where it was set against that one, else at the limit in force. 0: none (100 %). */
 static uint64_t own_bound_bytes(const plan_input *in, const plan_device *d, uint64_t thresh_pages) {
         const knob_owner *omax = d->owner ? &d->owner[DK(KNOB_MAX_BYTES)] : NULL;
         uint64_t original_ppm = omax && omax->saved ? knob_setting_ppm(omax->original)
@@ -229,7 +229,9 @@ static uint64_t own_bound_bytes(const plan_input *in, const plan_device *d, uint
 
         if (original_ppm >= KNOB_PPM_FULL)
                 return 0;
-        return MAX(knob_ppm_to_bytes(original_ppm, own_thresh_pages(in, thresh_pages), in->page_size), in->page_size);
+        return MAX(knob_ppm_to_bytes(original_ppm, d->bound_of_kernel_limit ? own_thresh_pages(in, thresh_pages)
+                                                                            : thresh_pages, in->page_size),
+                   in->page_size);
 }
 
 /* The kernel keeps such a bound as a ratio of the limit (bdi_ratio_from_pages()): under a lower limit of
@@ -241,8 +243,10 @@ static void keep_own_bound(const plan_input *in, const plan_device *d, uint64_t 
         knob_target *tmax = &w->t[DK(KNOB_MAX_BYTES)];
         uint64_t want, cur;
 
-        if (!in->keep_own_bounds || !now->readable || tmax->kind == TARGET_VALUE ||
-            (omax && (omax->overridden || omax->refused)) || own_thresh_pages(in, thresh_pages) == thresh_pages)
+        /* (an admin's change, noted this tick or before, is theirs as it is) */
+        if (!in->keep_own_bounds || !d->bound_of_kernel_limit || !now->readable || tmax->kind == TARGET_VALUE ||
+            (omax && (omax->overridden || omax->refused || plan_overridden(now, omax))) ||
+            own_thresh_pages(in, thresh_pages) == thresh_pages)
                 return;
         want = MIN(own_bound_bytes(in, d, thresh_pages), limit_bytes(in, thresh_pages));
         if (want == 0)

@@ -51,6 +51,8 @@ typedef struct plan_device {
         knob_now now[KNOB_DEVICE_COUNT];
         const knob_owner *owner;        /* [KNOB_DEVICE_COUNT], NULL if never touched */
         knob_target target[KNOB_DEVICE_COUNT];
+        bool bound_of_kernel_limit;     /* its max below 100 % was set against the kernel's own limit (FUSE's 1 %,
+                                         * or set before a limit of ours took over): its bytes are of that limit */
 } plan_device;
 
 typedef struct plan_input {
