@@ -150,6 +150,13 @@ def kernel_column(d):
     col["attribution under the unit: trace, taskstats"] = "%s, %s" % (
         "on" if att.get("enabled") else "off (%s)" % att.get("reason", "?"),
         "on" if att.get("taskstats") else "off (%s)" % att.get("taskstats_reason", "?"))
+    # where the daemon's time went, from its start to the end of the writing phases
+    end = load_json(os.path.join(d, "status.end.json")) or {}
+    work = end.get("work_usec")
+    if isinstance(work, dict) and end.get("ticks"):
+        col["daemon work, ms: ticks' total (per tick); by stage"] = "%.0f (%.1f); %s" % (
+            end.get("tick_work_total_usec", 0) / 1000, end.get("tick_work_total_usec", 0) / 1000 / end["ticks"],
+            ", ".join("%s %.0f" % (k, v / 1000) for k, v in work.items()))
     # top once a second while the writers ran: in how many samples dd was a dirtier, or throttled
     n_top = n_dirtier = n_paused = 0
     for s_ in samples:
