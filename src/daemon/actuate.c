@@ -1016,7 +1016,10 @@ static void prescale_devices(actuator *a, const sample *s, const decision *dec, 
         for (size_t i = 0; i < global_plan->n_ops; i++)
                 falls = falls || (global_plan->ops[i].knob == KNOB_DIRTY_BYTES && global_plan->ops[i].form == KNOB_FORM_SELF);
         /* (only a limit we have written before, and not while its writes fail: the ratios would be for nothing,
-         * and written back in bytes by the pass after, every tick of the back-off) */
+         * and written back in bytes by the pass after, every tick of the back-off. Not the first write from
+         * the kernel's ratio mode: an LSM that refuses it is known only by writing it, and no device knob may
+         * be written under a limit that follows memory; its devices read low for the moment until the pass
+         * after it) */
         if (!falls || !actuator_limit_ours(a) || backing_off(a, &a->g[KNOB_DIRTY_BYTES], true) ||
             global_plan->thresh_pages_after == 0 || global_plan->thresh_pages_after >= globals->thresh_pages)
                 return;
