@@ -568,15 +568,20 @@ static void limit_ours_100m(fixture *f) {
                 f->dev[i].bound_of_kernel_limit = true;
 }
 
+/* One device whose max the kernel or an admin set at max_ppm of the kernel's own limit, under our 100M. */
+static void own_bound_fixture(fixture *f, uint64_t max_ppm) {
+        fixture_init(f, 1, true);
+        f->dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, max_ppm);
+        limit_ours_100m(f);
+}
+
 static void test_own_bounds_kept(void) {
         /* FUSE's 1 % of the kernel's own 781M: 2000 pages */
         const uint64_t own = 2000 * PAGE;
         fixture f = {};
 
         printf("# a max of its own (FUSE's 1 %%) keeps its bytes of the kernel's own limit under a lower one of ours\n");
-        fixture_init(&f, 1, true);
-        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 10000);
-        limit_ours_100m(&f);
+        own_bound_fixture(&f, 10000);
         CHECK(build(&f));
         CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 8192000", NULL }));
         CHECK(f.p.n_ops == 1 && f.p.ops[0].reason && strstr(f.p.ops[0].reason, "kept in bytes"));
@@ -622,9 +627,7 @@ static void test_own_bounds_kept(void) {
         CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 8192000", NULL }));
 
         printf("# an admin's max_bytes in bytes of the kernel's limit (ratio 0.5 %% of 781M): kept at 3.9M\n");
-        fixture_init(&f, 1, true);
-        f.dev[0].now[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] = d_now(KNOB_MAX_BYTES, true, 5000);
-        limit_ours_100m(&f);
+        own_bound_fixture(&f, 5000);
         CHECK(build(&f));
         CHECK(ops_are(&f, (const char *[]) { "7:0 max_bytes 4096000", NULL }));
 
