@@ -1418,7 +1418,8 @@ static void test_own_bound_kept(void) {
         s = make_sample(fk, 2 * SEC);
         CHECK(actuator_apply(a, &s, &d) == 0);
         CHECK_EQ_U64(fake_kernel_log_count(fk, "7:1"), 0);
-        /* an admin's max set under our limit is bytes of ours: not kept, not touched */
+        /* an admin's max set under our limit is bytes of ours: not kept, not touched (7:0 managed, planned) */
+        add_device(&d, "7:0")->active = false;
         fake_kernel_bdi(fk, "7:0")->max_ppm = 50000;
         s = make_sample(fk, 3 * SEC);
         CHECK(actuator_apply(a, &s, &d) == 0);
@@ -1428,6 +1429,90 @@ static void test_own_bound_kept(void) {
         CHECK(all_original(fk) == false);               /* 7:1's 1 %% is not the kernel's default ... */
         CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 10000);  /* ... it is what it was */
         CHECK_EQ_U64(fk->vm.dirty_ratio, 20);
+        actuator_free(a);
+        fake_kernel_free(fk);
+}
+
+/* A sample with the FUSE trait on the named device. */
+static sample make_sample_fuse(const fake_kernel *fk, uint64_t t, const char *fuse_bdi) {
+        sample s = make_sample(fk, t);
+
+        for (size_t i = 0; i < s.n_devices; i++)
+                if (strcmp(s.devices[i].bdi, fuse_bdi) == 0)
+                        s.devices[i].traits |= BDI_TRAIT_FUSE;
+        return s;
+}
+
+/* review of the kept bounds: a device excluded (manage = no) gets its original back at once; a FUSE max an
+ * admin set under our limit is theirs; a kept max under a higher min is not rewritten every tick */
+static void test_own_bound_review(void) {
+        fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 2);
+        actuator *a;
+        decision d = empty_decision();
+        device_decision *dd;
+        sample s;
+
+        printf("# a kept bound of a device then excluded (manage = no): its 1 %% back at once\n");
+        fake_kernel_bdi(fk, "7:1")->max_ppm = 10000;
+        s = make_sample(fk, 1 * SEC);
+        CHECK(new_actuator(fk, &a) == 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 200 * M, "x");
+        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 100 * M, "x");
+        dd = add_device(&d, "7:1");
+        dd->active = false;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(fake_kernel_bdi(fk, "7:1")->max_ppm > 30000);
+        dd->managed = false;
+        s = make_sample(fk, 2 * SEC);
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 10000);
+        CHECK(actuator_restore_all(a) == 0);
+        actuator_free(a);
+
+        printf("# a FUSE mount: its kernel 1 %% kept; a max an admin gave another under our limit, not raised\n");
+        d = empty_decision();
+        s = make_sample_fuse(fk, 3 * SEC, "7:1");
+        s.devices[0].traits |= BDI_TRAIT_FUSE;
+        CHECK(new_actuator(fk, &a) == 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 200 * M, "x");
+        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 100 * M, "x");
+        add_device(&d, "7:0")->active = false;
+        add_device(&d, "7:1")->active = false;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK(fake_kernel_bdi(fk, "7:1")->max_ppm > 30000);     /* 7.8M of 200M */
+        fake_kernel_bdi(fk, "7:0")->max_ppm = 5000;            /* an admin's 1M under our 200M */
+        fake_kernel_log_clear(fk);
+        s = make_sample_fuse(fk, 4 * SEC, "7:1");
+        s.devices[0].traits |= BDI_TRAIT_FUSE;
+        CHECK(actuator_apply(a, &s, &d) == 0);
+        CHECK_EQ_U64(fake_kernel_log_count(fk, "7:0"), 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->max_ppm, 5000);
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 10000);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:0")->max_ppm, 5000);
+        actuator_free(a);
+
+        printf("# a kept max under an admin's higher min (our limit above the kernel's own): written once\n");
+        fake_kernel_bdi(fk, "7:0")->max_ppm = FAKE_PPM_FULL;
+        fake_kernel_bdi(fk, "7:1")->min_ppm = 30000;
+        fake_kernel_bdi(fk, "7:1")->max_ppm = 50000;
+        d = empty_decision();
+        s = make_sample(fk, 5 * SEC);
+        CHECK(new_actuator(fk, &a) == 0);
+        want(&d.global[KNOB_DIRTY_BYTES], 2000 * M, "x");
+        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 1000 * M, "x");
+        add_device(&d, "7:1")->active = false;
+        fake_kernel_log_clear(fk);
+        for (int tick = 0; tick < 3; tick++) {
+                s = make_sample(fk, (6 + tick) * SEC);
+                CHECK(actuator_apply(a, &s, &d) == 0);
+                CHECK(!log_has_errors(fk));
+        }
+        fake_kernel_log_dump(fk);
+        CHECK(fake_kernel_log_count(fk, "7:1/max") <= 1);
+        CHECK(actuator_restore_all(a) == 0);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->max_ppm, 50000);
+        CHECK_EQ_U64(fake_kernel_bdi(fk, "7:1")->min_ppm, 30000);
         actuator_free(a);
         fake_kernel_free(fk);
 }
@@ -1543,6 +1628,7 @@ int main(int argc, char **argv) {
                 test_apply_order_and_restore();
                 test_prescale_admin_min();
         test_own_bound_kept();
+        test_own_bound_review();
                 test_held_value_logged_with_the_guards_reason();
                 test_prescale_then_lsm();
                 test_bytes_mode_original();

@@ -796,13 +796,26 @@ static void note_own_bounds(actuator *a, const sample *s) {
         qsort(a->own_bounds, a->n_own_bounds, sizeof a->own_bounds[0], own_bound_cmp);
 }
 
-/* Its max below 100 % is of the kernel's own limit: FUSE's (the kernel gives every mount 1 % of its limit),
- * or one it had before our limit took over. */
+/* The max the kernel gives every FUSE mount (fs/fuse/inode.c: bdi_set_max_ratio(sb->s_bdi, 1)). */
+#define FUSE_KERNEL_MAX_PPM 10000
+
+/* Its max below 100 % is of the kernel's own limit: a FUSE mount's 1 % as the kernel set it (the original we
+ * saved, or the max now if never written: another value is an admin's), or one it had before our limit took
+ * over. */
 static bool bound_of_kernel_limit(const actuator *a, const sample *s, const char *bdi) {
         const bdi_device *bd = sample_device(s, bdi);
+        const adev *d = find_dev(a, bdi);
+        knob_setting set;
 
-        if (bd && (bd->traits & BDI_TRAIT_FUSE))
-                return true;
+        if (bd && (bd->traits & BDI_TRAIT_FUSE)) {
+                const knob_owner *o = d ? &d->k[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST] : NULL;
+
+                if (o && o->saved)
+                        return knob_setting_ppm(o->original) == FUSE_KERNEL_MAX_PPM;
+                if (knob_reading_setting(KNOB_MAX_BYTES, &bd->knobs.k[KNOB_MAX_BYTES - KNOB_DEVICE_FIRST], &set) >= 0 &&
+                    knob_setting_ppm(set) == FUSE_KERNEL_MAX_PPM)
+                        return true;
+        }
         return a->n_own_bounds &&
                bsearch(bdi, a->own_bounds, a->n_own_bounds, sizeof a->own_bounds[0], own_bound_cmp) != NULL;
 }
@@ -934,8 +947,11 @@ static int build_devices(actuator *a, const sample *s, const decision *dec, bool
                         if (named)
                                 snprintf(named->name, sizeof named->name, "%s", dd->name);
                 }
-                if (add_plan_device(a, p, dd->bdi, dd, false))
+                if (add_plan_device(a, p, dd->bdi, dd, false)) {
+                        /* (only a managed device's: one left to restore, manage = no, gets its original) */
+                        p->devices[p->n_devices - 1].bound_of_kernel_limit = bound_of_kernel_limit(a, s, dd->bdi);
                         in_plan[n_in_plan++] = (name_ref) { p->devices[p->n_devices - 1].bdi, NULL };
+                }
         }
         qsort(managed, n_managed, sizeof *managed, name_ref_cmp);
         /* devices we hold something of that left the decision (or the system): back to their originals */
@@ -953,8 +969,6 @@ static int build_devices(actuator *a, const sample *s, const decision *dec, bool
                         i++;
         }
         p->in.n_devices = p->n_devices;
-        for (size_t i = 0; i < p->n_devices; i++)
-                p->devices[i].bound_of_kernel_limit = bound_of_kernel_limit(a, s, p->devices[i].bdi);
 
         /* the min ratios of the devices left out count toward the kernel's 100 % */
         qsort(in_plan, n_in_plan, sizeof *in_plan, name_ref_cmp);

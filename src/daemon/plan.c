@@ -251,6 +251,9 @@ static void keep_own_bound(const plan_input *in, const plan_device *d, uint64_t 
         want = MIN(own_bound_bytes(in, d, thresh_pages), limit_bytes(in, thresh_pages));
         if (want == 0)
                 return;
+        /* never below its min (the write would be fitted up to it, and differ from this every tick) */
+        want = MAX(want, knob_ppm_to_bytes(target_ppm(in, d, &w->t[DK(KNOB_MIN_BYTES)], KNOB_MIN_BYTES, thresh_pages),
+                                           thresh_pages, in->page_size));
         cur = knob_ppm_to_bytes(knob_setting_ppm(now->setting), thresh_pages, in->page_size);
         if (cur * 100 >= want * (100 - KEPT_BOUND_TOLERANCE_PERCENT) &&
             cur * 100 <= want * (100 + KEPT_BOUND_TOLERANCE_PERCENT)) {
