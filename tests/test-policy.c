@@ -189,6 +189,25 @@ static void test_first_bound_cut_not_strict(void) {
         CHECK(strstr(dev_knob(&f, 0, KNOB_MAX_BYTES)->reason, "presumed slow") != NULL);
         CHECK(!dev_knob(&f, 0, KNOB_STRICT_LIMIT)->wanted);
         CHECK(!dev_knob(&f, 0, KNOB_MIN_BYTES)->wanted);
+        /* a pool around twice the bound does not flip its strictness every tick (review): strict at 126M (cut
+         * by less than a tenth), not strict at 110M, still not at 126M, strict again at 130M (not cut) */
+        {
+                static const struct { uint64_t pool_mb; uint64_t max_mb; bool strict; } steps[] = {
+                        { 130, 64, true }, { 126, 63, true }, { 110, 55, false }, { 126, 63, false }, { 130, 64, true },
+                };
+                fixture g;
+
+                fixture_init(&g);
+                idle(&g.dev[0]);
+                idle(&g.dev[1]);
+                for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+                        g.s.global.dirty_thresh_bytes = steps[i].pool_mb * MB;
+                        CHECK(tick(&g) == 0);
+                        CHECK_EQ_U64(dev_knob(&g, 0, KNOB_MAX_BYTES)->value, steps[i].max_mb * MB);
+                        CHECK(dev_knob(&g, 0, KNOB_STRICT_LIMIT)->wanted == steps[i].strict);
+                }
+                fixture_done(&g);
+        }
         /* a device that holds more than the cut bound on its first written tick (another wrote it first) */
         flood(&f.dev[1], 4 * MB, 70 * MB);
         f.dev[1].traits = 0;

@@ -402,9 +402,10 @@ static bool device_slow_kind(const bdi_device *d) {
  * more than half. *cut: half of it, cut from more. Such a bound is not strict: the small pool bounds the
  * device about as well, and strict halves do not add up (a strict wb freeruns on its own counters below
  * 3/8 of the pool, domain_dirty_freerun(), and gets its cap as a minimum while written: randrw's four new
- * devices held 1.44x the 100M pin). */
+ * devices held 1.44x the 100M pin). Not strict only where it is cut by more than a tenth, or was not strict
+ * and is still cut (cut_before): a pool moving around twice the bound would flip it every tick. */
 static uint64_t fit_first_bound(const sample *s, const config *c, uint64_t bound, char *why, size_t why_size,
-                                bool *cut) {
+                                bool cut_before, bool *cut) {
         uint64_t half = s->global.dirty_thresh_bytes / STRICT_SHARE_DIVISOR;
         size_t len = strlen(why);
         char a[16];
@@ -414,15 +415,15 @@ static uint64_t fit_first_bound(const sample *s, const config *c, uint64_t bound
                 return bound;
         if (c->min_device_bytes > half)
                 return 0;
+        *cut = cut_before || bound > half + half / 10;
         if (len < why_size)
-                snprintf(why + len, why_size - len, ", half of the limit in force: %s, not strict",
-                         format_bytes(a, sizeof a, half));
-        *cut = true;
+                snprintf(why + len, why_size - len, ", half of the limit in force: %s%s", format_bytes(a, sizeof a, half),
+                         *cut ? ", not strict" : "");
         return half;
 }
 
 static uint64_t first_bound(const sample *s, const config *c, const bdi_device *d, uint64_t known_bw_bytes_per_s,
-                            uint64_t target_ms, char *why, size_t why_size, bool *cut) {
+                            uint64_t target_ms, char *why, size_t why_size, bool cut_before, bool *cut) {
         uint64_t bound;
         char a[16], b[16];
 
@@ -440,7 +441,7 @@ static uint64_t first_bound(const sample *s, const config *c, const bdi_device *
                 snprintf(why, why_size, "first bound from its known speed: %s/s x %.1f s target, %s",
                          format_bytes(a, sizeof a, known_bw_bytes_per_s), (double) target_ms / 1000.0,
                          format_bytes(b, sizeof b, bound));
-                return fit_first_bound(s, c, bound, why, why_size, cut);
+                return fit_first_bound(s, c, bound, why, why_size, cut_before, cut);
         }
         if (!c->unmeasured_device_bytes)
                 return 0;  /* configured off: no cap until measured */
@@ -452,7 +453,7 @@ static uint64_t first_bound(const sample *s, const config *c, const bdi_device *
         else
                 snprintf(why, why_size, "first bound from traits (internal disk): speed not known yet, "
                          "unmeasured_device_bytes, %s", format_bytes(a, sizeof a, bound));
-        return fit_first_bound(s, c, bound, why, why_size, cut);
+        return fit_first_bound(s, c, bound, why, why_size, cut_before, cut);
 }
 
 /* No cap wanted from now on: the next one starts afresh (no slew, no hysteresis, not strict). */
@@ -514,7 +515,9 @@ void policy_choose_cap(const sample *s, const bdi_device *d, const device_config
                 ret->source = CAP_SOURCE_LOWER;
                 return;
         }
-        bound = ds->measured ? 0 : first_bound(s, c, d, 0, target_ms, ret->why, sizeof ret->why, &ret->first_bound_cut);
+        /* (its first bound was not strict last tick: cut, a presumed cap with no strictness) */
+        bound = ds->measured ? 0 : first_bound(s, c, d, 0, target_ms, ret->why, sizeof ret->why,
+                                               ds->presumed && ds->max_bytes && !ds->strict, &ret->first_bound_cut);
         if ((!bdi_device_active(d) || ds->quiet) && !configured_max) {
                 /* an idle device needs no new reservation (a few stray pages, or the per-CPU error of its
                  * counters, do not make it busy); one with a measured cap keeps it, one with no known
