@@ -174,7 +174,8 @@ static int manager_sample(manager *m, bool first, sample *ret) {
         int r;
 
         r = observe_sample(m->observe, ret);
-        m->work.sample_usec += now_usec() - start_usec;
+        if (r >= 0)     /* (a failed tick's work is not in tick_work_total_usec either) */
+                m->work.sample_usec += now_usec() - start_usec;
         if (r < 0)
                 return log_full_errno(first ? LOG_ERR : LOG_WARNING, r, "Failed to read the writeback state: %m");
         if (first) {
