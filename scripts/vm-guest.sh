@@ -27,7 +27,7 @@ trap finish EXIT
 
 uname -r > "$out/kernel"
 
-# --- the package, installed with apt as an admin would; its start waits for the kernel-alone runs
+# --- the package, installed with apt as an admin would, then started
 # (policy-rc.d says "not now" to the maintainer scripts' start, not to the enable; no --no-download:
 # with it apt 2.6 fails on a local .deb, "Pathname to install is not absolute"; the guest has no network)
 note "apt-get install ./wbtuned_*.deb"
@@ -111,7 +111,7 @@ sample_stop() {
         sample_pid=
 }
 
-# --- the memcg writers, kernel alone -------------------------------------------------------------
+# --- the memcg writers (run in pairs by memcg_pairs, below) -----------------------------------------
 # dd under MemoryMax= (memcg-*), under MemoryHigh= (memcghigh-*: mem_cgroup_wb_stats() counts
 # memory.high too) and under MemoryMax= while a writer of the root cgroup fills the slow device
 # (memcgbeside-*, that writer's rate in hostbeside-*): each memcg has its own dirty domain
@@ -127,30 +127,50 @@ settle() {   # nothing dirty and no page cache left from the run before
         timeout 120 sync
         echo 3 > /proc/sys/vm/drop_caches
 }
-memcg_write() {   # memcg_write PHASE: MEMCG_REPEAT runs of each kind, memcg{,high,beside}-PHASE-N.txt
-        local i host
-        for ((i = 1; i <= MEMCG_REPEAT; i++)); do
-                settle
-                note "memcg writer ($1 $i): MemoryMax=$MEMCG_MAX, $MEMCG_MB MB to $fast_dev"
-                memcg_dd MemoryMax="$MEMCG_MAX" "$out/memcg-$1-$i.txt"
-                settle
-                note "memcg writer ($1 $i): MemoryHigh=$MEMCG_MAX, $MEMCG_MB MB to $fast_dev"
-                memcg_dd MemoryHigh="$MEMCG_MAX" "$out/memcghigh-$1-$i.txt"
-                settle
-                note "memcg writer ($1 $i): MemoryMax=$MEMCG_MAX beside a host writer of $BESIDE_MB MB to $slow_dev at $SLOW_BPS B/s"
-                systemd-run --quiet --wait --pipe --collect -p IOWriteBandwidthMax="$slow_dev $SLOW_BPS" \
-                        dd if=/dev/zero of=/mnt/slow/beside bs=1M count="$BESIDE_MB" conv=fsync > "$out/hostbeside-$1-$i.txt" 2>&1 &
-                host=$!
-                sample_start "$out/memcgbeside-$1-$i.samples"
-                sleep 2
-                memcg_dd MemoryMax="$MEMCG_MAX" "$out/memcgbeside-$1-$i.txt"
-                sample_stop
-                wait "$host"
-                rm -f /mnt/slow/beside
-        done
+memcg_write() {   # memcg_write PHASE N: one run of each kind, memcg{,high,beside}-PHASE-N.txt
+        local host
+        settle
+        note "memcg writer ($1 $2): MemoryMax=$MEMCG_MAX, $MEMCG_MB MB to $fast_dev"
+        memcg_dd MemoryMax="$MEMCG_MAX" "$out/memcg-$1-$2.txt"
+        settle
+        note "memcg writer ($1 $2): MemoryHigh=$MEMCG_MAX, $MEMCG_MB MB to $fast_dev"
+        memcg_dd MemoryHigh="$MEMCG_MAX" "$out/memcghigh-$1-$2.txt"
+        settle
+        note "memcg writer ($1 $2): MemoryMax=$MEMCG_MAX beside a host writer of $BESIDE_MB MB to $slow_dev at $SLOW_BPS B/s"
+        systemd-run --quiet --wait --pipe --collect -p IOWriteBandwidthMax="$slow_dev $SLOW_BPS" \
+                dd if=/dev/zero of=/mnt/slow/beside bs=1M count="$BESIDE_MB" conv=fsync > "$out/hostbeside-$1-$2.txt" 2>&1 &
+        host=$!
+        sample_start "$out/memcgbeside-$1-$2.samples"
+        sleep 2
+        memcg_dd MemoryMax="$MEMCG_MAX" "$out/memcgbeside-$1-$2.txt"
+        sample_stop
+        wait "$host"
+        rm -f /mnt/slow/beside
         timeout 120 sync
 }
-memcg_write kernel-before
+daemon_up() {   # the unit started (again) and answering, a few ticks to see the devices
+        systemctl start wbtuned.service
+        for _ in $(seq 25); do wbtunectl status > /dev/null 2>&1 && break; sleep 0.2; done
+        sleep 3
+}
+# Pairs of runs, kernel alone and with the daemon back to back, the order alternating (K D, D K,
+# K D ...): the guest's speed drifts by a third over its minutes under TCG, which a comparison of
+# phases minutes apart reads as the daemon's doing; each pair's ratio cancels it. The daemon is
+# started for each of its runs (a start is a transition too) and running again at the end.
+memcg_pairs() {
+        local i phase
+        for ((i = 1; i <= MEMCG_REPEAT; i++)); do
+                for phase in $( ((i % 2)) && echo kernel daemon || echo daemon kernel); do
+                        if [[ $phase == kernel ]]; then
+                                systemctl stop wbtuned.service
+                        else
+                                daemon_up
+                        fi
+                        memcg_write "$phase" "$i"
+                done
+        done
+        systemctl is-active -q wbtuned.service || daemon_up
+}
 
 # --- the daemon, with the shipped unit ------------------------------------------------------------
 note "systemctl enable --now wbtuned"
@@ -191,10 +211,6 @@ for u in wbvm-slow wbvm-fast; do
 done
 journalctl -q --no-pager -o cat -u wbvm-slow.service -u wbvm-fast.service > "$out/writers.txt" 2>&1
 rm -f /mnt/slow/f /mnt/fast/f
-
-# --- the memcg writers, with the daemon -----------------------------------------------------------
-memcg_write daemon
-wbtunectl --json status > "$out/status.end.json" 2>&1
 
 # --- idle after the writers (issue 22 item 4): with many CPUs the unsummed per-CPU counters read up to
 # wb_stat_error() on a clean device; no device may look busy, stalled or worth a reservation for it
@@ -372,6 +388,12 @@ failing_case daemon 1
 failing_case daemon 2
 nfs_case
 
+# the daemon's work over its first life (the memcg pairs restart it)
+wbtunectl --json status > "$out/status.end.json" 2>&1
+
+# --- the memcg writers, kernel alone and with the daemon in pairs ------------------------------------
+memcg_pairs
+
 # --- stop: every knob back ------------------------------------------------------------------------
 note "systemctl stop wbtuned"
 systemctl stop wbtuned.service
@@ -421,8 +443,7 @@ if [[ $(uname -r) == 6.12.* ]]; then
         } > "$out/readonly"
 fi
 
-# --- the memcg writers and the failing device, kernel alone again (these bracket the daemon's runs) ---
-memcg_write kernel-after
+# --- the failing device, kernel alone (each run's solo writer measures the guest's speed then) --------
 failing_case kernel 1
 failing_case kernel 2
 # the slow device's dirty data drains at its throttled speed before the devices go

@@ -18,8 +18,8 @@
 # both CPUs, so it waits for the live-kernel lock like a benchmark (WBTUNED_VM_NO_LOCK=1: don't).
 # Knobs: VM_MEM (default 8G), VM_SMP (2: the guest's CPUs; 16 or 64 for the per-CPU counter error
 # of big machines, slow under TCG), VM_TCG_THREAD (multi, or single above 4 CPUs), VM_TIMEOUT_S (1200), SLOW_BPS (8M), SLOW_MB (300), FAST_MB (2000),
-# WRITE_S (30), MEMCG_MAX (2G), MEMCG_MB (1500), MEMCG_REPEAT (2: runs of each memcg writer in each
-# of the three phases, kernel alone before the daemon, with it, kernel alone after it), BESIDE_MB
+# WRITE_S (30), MEMCG_MAX (2G), MEMCG_MB (1500), MEMCG_REPEAT (3: pairs of runs of each memcg writer,
+# kernel alone and with the daemon back to back, the order alternating), BESIDE_MB
 # (200: the root cgroup's slow writer beside the memcg writer), STACK_MB (300: to dm-crypt over
 # dm-linear over the guest's USB stick), FAIL_FAST_MB (1000: the fast writer beside a device that
 # fails), NFS_MB (400: to a loopback NFS mount).
@@ -90,7 +90,6 @@ git -C "$top" describe --always --dirty > "$outdir/wbtuned-version" 2> /dev/null
 # that starts a guest and then fails with "KVM internal error ... emulation failure" in the kernel's
 # decompressor. TCG otherwise, with every CPU feature it can emulate.
 if [[ -w /dev/kvm ]] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
-        accel=kvm
         accel_args=(-accel kvm -cpu host)
 else
         # Multi-threaded TCG executes a kernel's int3 text patching (static keys) on one vCPU while
@@ -99,7 +98,6 @@ else
         # host thread for all vCPUs has no such race; VM_TCG_THREAD=multi|single, single above 4 CPUs.
         tcg_thread=${VM_TCG_THREAD:-$( ((vm_smp > 4)) && echo single || echo multi)}
         [[ $tcg_thread == multi || $tcg_thread == single ]] || die "VM_TCG_THREAD=$tcg_thread: multi or single"
-        accel=tcg
         accel_args=(-accel "tcg,thread=$tcg_thread" -cpu max)
 fi
 
@@ -130,7 +128,7 @@ FAST_MB=${FAST_MB:-2000}
 WRITE_S=${WRITE_S:-30}
 MEMCG_MAX=${MEMCG_MAX:-2G}
 MEMCG_MB=${MEMCG_MB:-1500}
-MEMCG_REPEAT=${MEMCG_REPEAT:-2}
+MEMCG_REPEAT=${MEMCG_REPEAT:-3}
 BESIDE_MB=${BESIDE_MB:-200}
 STACK_MB=${STACK_MB:-300}
 FAIL_FAST_MB=${FAIL_FAST_MB:-1000}
