@@ -420,6 +420,44 @@ static void test_remount_under_the_same_number(void) {
         st = speeds_store_free(st);
 }
 
+/* A device's identity is read once in SPEEDS_IDENTITY_MAX_AGE_USEC, whatever its place in the sample: the
+ * sample lists devices by number (7:0, 7:1, 253:0), and the cache was searched as if they were in strcmp's
+ * order, so 253:0 missed it and had its sysfs files read again every tick (on the host: every
+ * idle loop device, 8 opens each a tick). Seen here as a serial changed under a cached identity. */
+static void test_identity_cached_in_sample_order(void) {
+        char path[PATH_MAX + 16];
+        speeds_store *st = NULL;
+        bdi_device devs[3];
+        sample s = { .devices = devs, .n_devices = 3, .time_usec = 1000000, .realtime_usec = 1767225600ULL * 1000000 };
+        device_decision dd[3] = {
+                { .bdi = "7:0" }, { .bdi = "7:1" },
+                { .bdi = "253:0", .managed = true, .active = true, .bw_bytes_per_s = 9 << 20, .bw_source = SPEED_MEASURED },
+        };
+        decision d = { .devices = dd, .n_devices = 3 };
+
+        snprintf(path, sizeof path, "%s/store-order", dir);
+        put("/sys/block/loop0/loop/backing_file", "/img0\n");
+        put("/sys/block/loop1/loop/backing_file", "/img1\n");
+        put("/sys/block/vdd/serial", "S1\n");
+        CHECK(speeds_store_new(dir, path, false, &st) == 0);
+        dev(&devs[0], "7:0", "loop0", 7, 0);
+        dev(&devs[1], "7:1", "loop1", 7, 1);
+        dev(&devs[2], "253:0", "vdd", 253, 0);
+        speeds_store_prior(st, &s);
+        speeds_store_learn(st, &s, &d);
+        CHECK_EQ_U64(speeds_store_size(st), 1);
+        /* a second later, the serial file says something else: the cached identity still holds */
+        put("/sys/block/vdd/serial", "S2\n");
+        s.time_usec += 1000000;
+        speeds_store_prior(st, &s);
+        CHECK_EQ_U64(devs[2].remembered_bw_bytes_per_s, 9 << 20);
+        /* after SPEEDS_IDENTITY_MAX_AGE_USEC it is read again: another device, nothing remembered */
+        s.time_usec += SPEEDS_IDENTITY_MAX_AGE_USEC;
+        speeds_store_prior(st, &s);
+        CHECK_EQ_U64(devs[2].remembered_bw_bytes_per_s, 0);
+        st = speeds_store_free(st);
+}
+
 int main(void) {
         const char *tmp = getenv("TMPDIR");
 
@@ -434,6 +472,7 @@ int main(void) {
         test_store();
         test_gone_device_keeps_its_speed();
         test_remount_under_the_same_number();
+        test_identity_cached_in_sample_order();
         {
                 char cmd[PATH_MAX + 16];
                 snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

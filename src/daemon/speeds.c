@@ -419,12 +419,16 @@ struct speeds_store {
         uint64_t saved_usec;
         speed_entry *v;
         size_t n, allocated;
-        device_identity *ids;     /* one per device of the last sample, same order (by bdi) */
+        device_identity *ids;     /* one per device of the last sample, in its order (by number) */
         size_t n_ids;
 };
 
 static int identity_cmp(const void *key, const void *elem) {
         return strcmp(key, ((const device_identity *) elem)->bdi);
+}
+
+static int identity_sort_cmp(const void *a, const void *b) {
+        return strcmp(((const device_identity *) a)->bdi, ((const device_identity *) b)->bdi);
 }
 
 int speeds_store_new(const char *root, const char *path, bool save, speeds_store **ret) {
@@ -494,6 +498,9 @@ void speeds_store_prior(speeds_store *st, sample *s) {
                 log_debug("No memory for the devices' identities this tick.");
                 return;
         }
+        /* st->ids is in the last sample's order (observe's, by number: 7:0 before 253:0), not strcmp's */
+        if (st->n_ids > 0)
+                qsort(st->ids, st->n_ids, sizeof *st->ids, identity_sort_cmp);
         for (size_t i = 0; i < s->n_devices; i++) {
                 bdi_device *d = &s->devices[i];
                 const device_identity *old = st->n_ids == 0 ? NULL :
