@@ -9,7 +9,7 @@ out=/wbtuned-vm/out
 mkdir -p "$out"
 exec > "$out/log" 2>&1
 # shellcheck disable=SC1091
-. /wbtuned-vm/params    # SLOW_BPS, SLOW_MB, FAST_MB, WRITE_S, MEMCG_MAX, MEMCG_MB, MEMCG_REPEAT, BESIDE_MB
+. /wbtuned-vm/params    # SLOW_BPS, SLOW_MB, FAST_MB, WRITE_S, MEMCG_MAX, MEMCG_MB, MEMCG_REPEAT, BESIDE_MB, FAIL_REPEAT ...
 
 note() { echo "--- $(date +%T) $*"; }
 finish() {
@@ -295,7 +295,8 @@ stack_down() {
 # item 6: a device that fails with dirty pages (dm-linear over a loop, swapped for the error target
 # under the mounted ext4 while a throttled writer fills it) and then vanishes (dmsetup remove). The
 # fast device's writer must keep its pace; the gone device must leave the daemon's lists and knobs.
-# Run with the daemon and with the kernel alone (PHASE), twice each (N: TCG's rates swing by a third).
+# Run with the daemon and with the kernel alone (PHASE), FAIL_REPEAT times each (N: one run's rate under
+# TCG swings by a third and more, its solo run too).
 failing_case() {   # failing_case PHASE N
         local o=$out/failing-$1-$2 lo sectors dev t
         mkdir -p "$o"
@@ -384,8 +385,7 @@ nfs_case() {
         echo 'done' > "$o/result"
 }
 stack_case
-failing_case daemon 1
-failing_case daemon 2
+for ((n = 1; n <= ${FAIL_REPEAT:-3}; n++)); do failing_case daemon "$n"; done
 nfs_case
 
 # the daemon's work over its first life (the memcg pairs restart it)
@@ -444,8 +444,7 @@ if [[ $(uname -r) == 6.12.* ]]; then
 fi
 
 # --- the failing device, kernel alone (each run's solo writer measures the guest's speed then) --------
-failing_case kernel 1
-failing_case kernel 2
+for ((n = 1; n <= ${FAIL_REPEAT:-3}; n++)); do failing_case kernel "$n"; done
 # the slow device's dirty data drains at its throttled speed before the devices go
 timeout 120 sync
 note "done"

@@ -377,16 +377,17 @@ def failing_rows(d, col):
                 (read(os.path.join(o, "knobs.before-error")) or "?").strip(), (read(os.path.join(o, "knobs.failing")) or "?").strip())
             col["failing device: gone from the daemon's devices after remove"] = (
                 "after %d s" % gone_at if gone_at else "NO (still listed 4 s after)")
-    # The verdict compares each run's rate beside the failing device as a share of the same run's solo
-    # rate, measured seconds before it: the daemon's and the kernel's runs are minutes apart, and the
-    # guest's speed drifts by a third over that under TCG (the raw ratio is shown beside it).
+    # The verdict: the medians of the fast writer's rate beside the failing device. Its share of the same
+    # run's solo rate is shown too, not judged: one run's solo rate swings as much as the rate beside
+    # (6.1, c06aeb2: a solo run of 46M before 69M beside it), so the share doubles the noise.
     kernel, daemon = beside.get("kernel"), beside.get("daemon")
-    if kernel and daemon and kernel[0] and daemon[0]:
-        col["failing device: fast writer beside it, median daemon / kernel alone, raw /s"] = "%.2f" % (daemon[0] / kernel[0])
     if kernel and daemon and kernel[1] and daemon[1]:
-        r = daemon[1] / kernel[1]
-        col["failing device: fast writer beside it as a share of its solo run, daemon / kernel alone (must be >= 0.9)"] = (
-            "%.2f / %.2f = %.2f %s" % (daemon[1], kernel[1], r, "ok" if r >= 0.9 else "WORSE"))
+        col["failing device: fast writer beside it as a share of its solo run, daemon; kernel alone (medians)"] = (
+            "%.2f; %.2f" % (daemon[1], kernel[1]))
+    if kernel and daemon and kernel[0] and daemon[0]:
+        r = daemon[0] / kernel[0]
+        col["failing device: fast writer beside it, median daemon / kernel alone (must be >= 0.9)"] = "%.2f %s" % (
+            r, "ok" if r >= 0.9 else "WORSE")
 
 
 def nfs_rows(d, col):

@@ -22,7 +22,7 @@
 # kernel alone and with the daemon back to back, the order alternating), BESIDE_MB
 # (200: the root cgroup's slow writer beside the memcg writer), STACK_MB (300: to dm-crypt over
 # dm-linear over the guest's USB stick), FAIL_FAST_MB (1000: the fast writer beside a device that
-# fails), NFS_MB (400: to a loopback NFS mount).
+# fails), FAIL_REPEAT (3: runs of the failing case with the daemon and with the kernel alone), NFS_MB (400: to a loopback NFS mount).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 say() { echo "vm-matrix: $*" >&2; }
@@ -132,6 +132,7 @@ MEMCG_REPEAT=${MEMCG_REPEAT:-3}
 BESIDE_MB=${BESIDE_MB:-200}
 STACK_MB=${STACK_MB:-300}
 FAIL_FAST_MB=${FAIL_FAST_MB:-1000}
+FAIL_REPEAT=${FAIL_REPEAT:-3}
 NFS_MB=${NFS_MB:-400}
 EOF
         cat > "$overlay/etc/systemd/system/wbtuned-vm.service" <<'EOF'
