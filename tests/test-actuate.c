@@ -1390,12 +1390,23 @@ static void test_prescale_admin_min(void) {
         fake_kernel_free(fk);
 }
 
+/* An actuator on fk, and a decision asking for a limit of ours (background at half) and nothing else yet. */
+static actuator *limited_actuator(fake_kernel *fk, decision *d, uint64_t limit_bytes) {
+        actuator *a = NULL;
+
+        CHECK(new_actuator(fk, &a) == 0);
+        *d = empty_decision();
+        want(&d->global[KNOB_DIRTY_BYTES], limit_bytes, "x");
+        want(&d->global[KNOB_DIRTY_BACKGROUND_BYTES], limit_bytes / 2, "x");
+        return a;
+}
+
 /* issue 22 item 2: a max below 100 % that is not ours (FUSE's 1 %) keeps its bytes of the kernel's own limit
  * under ours, for a device the policy has nothing to ask of; back to its 1 % at the stop */
 static void test_own_bound_kept(void) {
         fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 2);
         actuator *a;
-        decision d = empty_decision();
+        decision d;
         device_decision *dd;
         uint64_t own_bytes = DIRTYABLE_PAGES * 20 / 100 * FAKE_PAGE_SIZE / 100, kept_bytes;
         sample s;
@@ -1403,9 +1414,7 @@ static void test_own_bound_kept(void) {
         printf("# a FUSE-like 1 %% max keeps its bytes under a limit of ours, and is 1 %% again at the stop\n");
         fake_kernel_bdi(fk, "7:1")->max_ppm = 10000;
         s = make_sample(fk, 1 * SEC);
-        CHECK(new_actuator(fk, &a) == 0);
-        want(&d.global[KNOB_DIRTY_BYTES], 200 * M, "x");
-        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 100 * M, "x");
+        a = limited_actuator(fk, &d, 200 * M);
         dd = add_device(&d, "7:1");
         dd->active = false;                             /* nothing wanted of it */
         CHECK(actuator_apply(a, &s, &d) == 0);
@@ -1448,16 +1457,14 @@ static sample make_sample_fuse(const fake_kernel *fk, uint64_t t, const char *fu
 static void test_own_bound_review(void) {
         fake_kernel *fk = fake_kernel_new(DIRTYABLE_PAGES, 2);
         actuator *a;
-        decision d = empty_decision();
+        decision d;
         device_decision *dd;
         sample s;
 
         printf("# a kept bound of a device then excluded (manage = no): its 1 %% back at once\n");
         fake_kernel_bdi(fk, "7:1")->max_ppm = 10000;
         s = make_sample(fk, 1 * SEC);
-        CHECK(new_actuator(fk, &a) == 0);
-        want(&d.global[KNOB_DIRTY_BYTES], 200 * M, "x");
-        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 100 * M, "x");
+        a = limited_actuator(fk, &d, 200 * M);
         dd = add_device(&d, "7:1");
         dd->active = false;
         CHECK(actuator_apply(a, &s, &d) == 0);
@@ -1470,12 +1477,9 @@ static void test_own_bound_review(void) {
         actuator_free(a);
 
         printf("# a FUSE mount: its kernel 1 %% kept; a max an admin gave another under our limit, not raised\n");
-        d = empty_decision();
         s = make_sample_fuse(fk, 3 * SEC, "7:1");
         s.devices[0].traits |= BDI_TRAIT_FUSE;
-        CHECK(new_actuator(fk, &a) == 0);
-        want(&d.global[KNOB_DIRTY_BYTES], 200 * M, "x");
-        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 100 * M, "x");
+        a = limited_actuator(fk, &d, 200 * M);
         add_device(&d, "7:0")->active = false;
         add_device(&d, "7:1")->active = false;
         CHECK(actuator_apply(a, &s, &d) == 0);
@@ -1496,11 +1500,8 @@ static void test_own_bound_review(void) {
         fake_kernel_bdi(fk, "7:0")->max_ppm = FAKE_PPM_FULL;
         fake_kernel_bdi(fk, "7:1")->min_ppm = 30000;
         fake_kernel_bdi(fk, "7:1")->max_ppm = 50000;
-        d = empty_decision();
         s = make_sample(fk, 5 * SEC);
-        CHECK(new_actuator(fk, &a) == 0);
-        want(&d.global[KNOB_DIRTY_BYTES], 2000 * M, "x");
-        want(&d.global[KNOB_DIRTY_BACKGROUND_BYTES], 1000 * M, "x");
+        a = limited_actuator(fk, &d, 2000 * M);
         add_device(&d, "7:1")->active = false;
         fake_kernel_log_clear(fk);
         for (int tick = 0; tick < 3; tick++) {
