@@ -191,7 +191,8 @@ def kernel_column(d):
             i += 1
         return out
     fmt = lambda v: ", ".join(mb(x) if x else "failed" for x in v) or "?"
-    verdict = lambda r: "%.2f %s" % (r, "ok" if r >= 0.9 else "WORSE")
+    # three decimals: 0.897 printed as 0.90 beside WORSE reads as a wrong verdict
+    verdict = lambda r: "%.3f %s" % (r, "ok" if r >= 0.9 else "WORSE")
     for kind, name in (("memcg", "MemoryMax= writer"), ("memcghigh", "MemoryHigh= writer"),
                        ("memcgbeside", "MemoryMax= writer beside a slow host writer"),
                        ("hostbeside", "the slow host writer beside it")):
@@ -386,7 +387,7 @@ def failing_rows(d, col):
             "%.2f; %.2f" % (daemon[1], kernel[1]))
     if kernel and daemon and kernel[0] and daemon[0]:
         r = daemon[0] / kernel[0]
-        col["failing device: fast writer beside it, median daemon / kernel alone (must be >= 0.9)"] = "%.2f %s" % (
+        col["failing device: fast writer beside it, median daemon / kernel alone (must be >= 0.9)"] = "%.3f %s" % (
             r, "ok" if r >= 0.9 else "WORSE")
 
 

@@ -42,15 +42,15 @@ python3 "$top_srcdir/scripts/vm-matrix-report.py" "$tmp/out" 6.12 > "$tmp/matrix
 row() { grep -F "| $1 |" "$tmp/matrix.md" | awk -F' [|] ' '{ print $2 }' | sed 's/ |$//'; }
 
 got=$(row "MemoryMax= writer: with / alone, each pair; median (must be >= 0.9)")
-[[ $got == "0.95, 0.95, 0.95; 0.95 ok" ]] || fail "MemoryMax= pairs under drift: '$got'"
+[[ $got == "0.95, 0.95, 0.95; 0.950 ok" ]] || fail "MemoryMax= pairs under drift: '$got'"
 got=$(row "MemoryHigh= writer: with / alone, each pair; median (must be >= 0.9)")
-[[ $got == "0.80, 0.80, 0.80; 0.80 WORSE" ]] || fail "MemoryHigh= slower in every pair: '$got'"
+[[ $got == "0.80, 0.80, 0.80; 0.800 WORSE" ]] || fail "MemoryHigh= slower in every pair: '$got'"
 got=$(row "MemoryMax= writer, kernel alone; with the daemon (pairs), /s")
 [[ $got == "38.1M, 66.8M, 95.4M; 36.2M, 63.4M, 90.6M" ]] || fail "MemoryMax= rates: '$got'"
 got=$(row "failing device: fast writer beside it as a share of its solo run, daemon; kernel alone (medians)")
 [[ $got == "0.88; 0.80" ]] || fail "failing device share: '$got'"
 got=$(row "failing device: fast writer beside it, median daemon / kernel alone (must be >= 0.9)")
-[[ $got == "0.55 WORSE" ]] || fail "failing device verdict: '$got'"
+[[ $got == "0.550 WORSE" ]] || fail "failing device verdict: '$got'"
 
 # a pair with a failed run gives no verdict, not one from the other pairs
 echo "dd: error writing '/mnt/fast/memcg': No space left on device" > "$d/memcg-daemon-2.txt"
