@@ -200,6 +200,10 @@ def kernel_column(d):
         if alone:
             ratios = [w / a for a, w in zip(alone, with_daemon) if a and w]
             col["%s, kernel alone; with the daemon (pairs), /s" % name] = "%s; %s" % (fmt(alone), fmt(with_daemon))
+            # how far the kernel alone's own runs fall from one another: a ratio within that is the noise's
+            runs = [x for x in alone if x]
+            if len(runs) > 1:
+                col["%s: the kernel alone's slowest run / its fastest" % name] = "%.2f" % (min(runs) / max(runs))
             col["%s: with / alone, each pair; median (must be >= 0.9)" % name] = (
                 "%s; %s" % (", ".join("%.2f" % r for r in ratios), verdict(median(ratios)))
                 if ratios and len(ratios) == len(alone) else "? (a run failed)")

@@ -47,6 +47,8 @@ got=$(row "MemoryHigh= writer: with / alone, each pair; median (must be >= 0.9)"
 [[ $got == "0.80, 0.80, 0.80; 0.800 WORSE" ]] || fail "MemoryHigh= slower in every pair: '$got'"
 got=$(row "MemoryMax= writer, kernel alone; with the daemon (pairs), /s")
 [[ $got == "38.1M, 66.8M, 95.4M; 36.2M, 63.4M, 90.6M" ]] || fail "MemoryMax= rates: '$got'"
+got=$(row "MemoryMax= writer: the kernel alone's slowest run / its fastest")
+[[ $got == "0.40" ]] || fail "the kernel alone's spread: '$got'"
 got=$(row "failing device: fast writer beside it as a share of its solo run, daemon; kernel alone (medians)")
 [[ $got == "0.88; 0.80" ]] || fail "failing device share: '$got'"
 got=$(row "failing device: fast writer beside it, median daemon / kernel alone (must be >= 0.9)")
