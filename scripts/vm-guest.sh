@@ -385,7 +385,7 @@ nfs_case() {
         echo 'done' > "$o/result"
 }
 stack_case
-for ((n = 1; n <= ${FAIL_REPEAT:-3}; n++)); do failing_case daemon "$n"; done
+for ((n = 1; n <= FAIL_REPEAT; n++)); do failing_case daemon "$n"; done
 nfs_case
 
 # the daemon's work over its first life (the memcg pairs restart it)
@@ -443,8 +443,8 @@ if [[ $(uname -r) == 6.12.* ]]; then
         } > "$out/readonly"
 fi
 
-# --- the failing device, kernel alone (each run's solo writer measures the guest's speed then) --------
-for ((n = 1; n <= ${FAIL_REPEAT:-3}; n++)); do failing_case kernel "$n"; done
+# --- the failing device, kernel alone ------------------------------------------------------------------
+for ((n = 1; n <= FAIL_REPEAT; n++)); do failing_case kernel "$n"; done
 # the slow device's dirty data drains at its throttled speed before the devices go
 timeout 120 sync
 note "done"
