@@ -3,8 +3,11 @@
 #include <errno.h>
 #include <ftw.h>
 #include <stdarg.h>
+#include <sched.h>
 #include <stdint.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "devnames.h"
@@ -1379,6 +1382,58 @@ static void show_live(const char *mode) {
         observe_free(ctx);
 }
 
+/* The mountinfo watch: a fake tree's regular file has no mount events (read every tick); procfs's tells
+ * of a mount and an unmount once each, in a mount namespace of a child's own (root only). */
+static void test_mountinfo_watch(void) {
+        char dir[] = "/tmp/wbtuned-test-watch.XXXXXX";
+        int status, fd;
+        pid_t pid;
+
+        CHECK(mountinfo_watch_open(root) == -EMEDIUMTYPE);
+        CHECK(mountinfo_watch_open("/nonexistent-wbtuned-root") == -ENOENT);
+        if (geteuid() != 0) {
+                printf("# skipping the live mountinfo watch: needs root for a mount namespace\n");
+                return;
+        }
+        if (!mkdtemp(dir)) {
+                CHECK(!"mkdtemp");
+                return;
+        }
+        pid = fork();
+        if (pid == 0) {
+                /* each step's failure is its own exit code, for the parent to name */
+                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                        _exit(77);
+                fd = mountinfo_watch_open("");
+                if (fd < 0)
+                        _exit(10);
+                if (mountinfo_watch_changed(fd))
+                        _exit(11);      /* no mount yet */
+                if (mount("wbtuned-test", dir, "tmpfs", 0, "size=64k") < 0)
+                        _exit(77);
+                if (!mountinfo_watch_changed(fd))
+                        _exit(12);      /* the mount went unseen */
+                if (mountinfo_watch_changed(fd))
+                        _exit(13);      /* told twice */
+                if (umount(dir) < 0)
+                        _exit(14);
+                if (!mountinfo_watch_changed(fd))
+                        _exit(15);      /* the unmount went unseen */
+                _exit(0);
+        }
+        CHECK(pid > 0);
+        if (pid > 0 && waitpid(pid, &status, 0) == pid) {
+                if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+                        printf("# skipping the live mountinfo watch: no mount namespace or tmpfs here\n");
+                else {
+                        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                                printf("# the child's step %d failed\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+                        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+                }
+        }
+        (void) rmdir(dir);
+}
+
 int main(void) {
         observe_ctx *ctx = NULL;
         sample s = {};
@@ -1396,6 +1451,7 @@ int main(void) {
         test_strings();
         test_mount_table();
         test_mountinfo_visibility();
+        test_mountinfo_watch();
 
         CHECK(observe_new(root, true, &ctx) == 0);
         test_first_sample(ctx, &s);

@@ -3,11 +3,15 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 #include <libmount.h>
 
@@ -455,6 +459,38 @@ int mount_table_read(const char *root, disk_cache *cache, mount_table *ret) {
         }
         *ret = t;
         return r;
+}
+
+int mountinfo_watch_open(const char *root) {
+        _cleanup_free_ char *path = path_join_root(root, "/proc/self/mountinfo");
+        struct statfs sfs;
+        int fd;
+
+        if (!path)
+                return -ENOMEM;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstatfs(fd, &sfs) < 0) {
+                int r = -errno;
+
+                close(fd);
+                return r;
+        }
+        if (sfs.f_type != PROC_SUPER_MAGIC) {
+                close(fd);
+                return -EMEDIUMTYPE;
+        }
+        return fd;
+}
+
+bool mountinfo_watch_changed(int fd) {
+        struct pollfd p = { .fd = fd, .events = POLLPRI };
+
+        /* procfs's mounts_poll(): POLLERR|POLLPRI once per change of the namespace's event count */
+        if (poll(&p, 1, 0) < 0)
+                return true;
+        return (p.revents & (POLLPRI | POLLERR | POLLNVAL)) != 0;
 }
 
 void mount_table_done(mount_table *t) {

@@ -72,6 +72,13 @@ void disk_cache_done(disk_cache *c);
 int mount_table_read(const char *root, disk_cache *cache, mount_table *ret);
 void mount_table_done(mount_table *t);
 
+/* A descriptor on <root>/proc/self/mountinfo whose poll() reports every mount and unmount in our mount
+ * namespace (propagated ones too), so that the table is parsed again only when it changed. -errno;
+ * -EMEDIUMTYPE: the file is not procfs's (a fake tree), which has no such events: read it every tick. */
+int mountinfo_watch_open(const char *root);
+/* Whether the mounts changed since the open or the last call. A poll that fails says they did. */
+bool mountinfo_watch_changed(int fd);
+
 /* Fill name, fstype, mounts, model and traits of d (whose bdi and devnum are set), and the devices it is
  * stacked on (lower, backing_mount); block device facts come through cache. */
 int devnames_describe(const char *root, const mount_table *mounts, disk_cache *cache, bdi_device *d);

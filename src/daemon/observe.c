@@ -76,6 +76,9 @@ struct observe_ctx {
         char **vanished;                /* BDIs listed but gone when read, last tick: told once */
         size_t n_vanished;
         disk_cache disks;               /* sysfs facts of block devices, across ticks */
+        mount_table mounts;             /* mountinfo's mounts, parsed again only when they change */
+        bool have_mounts;               /* mounts holds a complete read */
+        int mountinfo_fd;               /* polled for mount changes; -1: read mountinfo every tick */
         /* during read_devices() only, else -1: the directories every BDI's files are opened relative to */
         int class_bdi_fd;               /* <root>/sys/class/bdi */
         int debugfs_bdi_fd;             /* <root>/sys/kernel/debug/bdi */
@@ -144,6 +147,14 @@ int observe_new(const char *root, bool mount_debugfs, observe_ctx **ret) {
         ctx->live = ctx->root[0] == '\0';
         ctx->mount_debugfs = mount_debugfs;
         ctx->class_bdi_fd = ctx->debugfs_bdi_fd = -1;
+        /* opened before the first read, so that no change after it goes unseen */
+        ctx->mountinfo_fd = mountinfo_watch_open(ctx->root);
+        if (ctx->mountinfo_fd < 0) {
+                log_full_errno(ctx->live ? LOG_INFO : LOG_DEBUG, ctx->mountinfo_fd,
+                               "Not watching %s/proc/self/mountinfo for mount changes (%m): reading it every tick.",
+                               ctx->root);
+                ctx->mountinfo_fd = -1;
+        }
         ps = sysconf(_SC_PAGESIZE);
         ctx->page_size = ps > 0 ? (uint64_t) ps : 4096;
         *ret = ctx;
@@ -163,6 +174,9 @@ observe_ctx *observe_free(observe_ctx *ctx) {
         free(ctx->prev);
         free_names(ctx->vanished, ctx->n_vanished);
         disk_cache_done(&ctx->disks);
+        mount_table_done(&ctx->mounts);
+        if (ctx->mountinfo_fd >= 0)
+                close(ctx->mountinfo_fd);
         free(ctx);
         return NULL;
 }
@@ -959,7 +973,6 @@ static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, b
         _cleanup_free_ char *dir_path = NULL;
         _cleanup_closedir_ DIR *dir = NULL;
         _cleanup_free_ prev_bdi *next = NULL;
-        mount_table mounts = {};
         char **names = NULL, **vanished = NULL;
         size_t n_names = 0, n_vanished = 0, j = 0;
         int r;
@@ -988,11 +1001,16 @@ static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, b
         }
 
         disk_cache_begin(&ctx->disks, s->time_usec);
-        r = mount_table_read(ctx->root, &ctx->disks, &mounts);
-        note_read(&ctx->global_errors[GLOBAL_MOUNTINFO], r == -ENOMEM ? 0 : r, false, "devices have no mounts",
-                  "%s/proc/self/mountinfo", ctx->root);
-        if (r == -ENOMEM)
-                goto finish;
+        /* a container host has thousands of mounts: parse them only when they changed */
+        if (!ctx->have_mounts || ctx->mountinfo_fd < 0 || mountinfo_watch_changed(ctx->mountinfo_fd)) {
+                mount_table_done(&ctx->mounts);
+                r = mount_table_read(ctx->root, &ctx->disks, &ctx->mounts);
+                note_read(&ctx->global_errors[GLOBAL_MOUNTINFO], r == -ENOMEM ? 0 : r, false,
+                          "devices have no mounts", "%s/proc/self/mountinfo", ctx->root);
+                ctx->have_mounts = r >= 0;
+                if (r == -ENOMEM)
+                        goto finish;
+        }
 
         r = 0;
         for (size_t i = 0; i < n_names; i++) {
@@ -1003,7 +1021,7 @@ static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, b
                         j++;
                 if (ctx->have_prev && j < ctx->n_prev && strcmp(ctx->prev[j].bdi, names[i]) == 0)
                         p = &ctx->prev[j];
-                r = read_device(ctx, &mounts, s, elapsed_usec, vm_knobs_changed, names[i], p,
+                r = read_device(ctx, &ctx->mounts, s, elapsed_usec, vm_knobs_changed, names[i], p,
                                 &s->devices[s->n_devices], &next[s->n_devices]);
                 if (r == -ENODEV) {
                         bool told = false;
@@ -1025,7 +1043,6 @@ static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, b
                 devnames_stack(s->devices, s->n_devices);
 finish:
         disk_cache_end(&ctx->disks);
-        mount_table_done(&mounts);
         free_names(names, n_names);
         if (r < 0) {
                 free_names(vanished, n_vanished);
