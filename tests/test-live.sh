@@ -102,6 +102,16 @@ poll devices 10 "dev(j, '$majmin') is not None and '$tmp/mnt' in dev(j, '$majmin
 json_check "$out" "dev(j, '$majmin')['fstype'] == 'ext4' and dev(j, '$majmin')['name'] == '$loop'" ||
         { echo "$out"; fail "$majmin is not shown as $loop with ext4"; }
 ok "$majmin listed as $loop, ext4, mounted on $tmp/mnt"
+# a mount made while it runs, and its unmount: mountinfo is parsed again when a poll on it says it changed
+mkdir "$tmp/mnt2" || fail "mkdir $tmp/mnt2"
+mount --bind "$tmp/mnt" "$tmp/mnt2" || fail "mount --bind $tmp/mnt $tmp/mnt2"
+push_cleanup "! mountpoint -q '$tmp/mnt2' || umount '$tmp/mnt2'"
+poll devices 5 "'$tmp/mnt2' in dev(j, '$majmin')['mounts']" ||
+        { echo "${out:-}"; fail "$majmin: the bind mount on $tmp/mnt2, made after the start, is not listed"; }
+umount "$tmp/mnt2" || fail "umount $tmp/mnt2"
+poll devices 5 "'$tmp/mnt2' not in dev(j, '$majmin')['mounts']" ||
+        { echo "${out:-}"; fail "$majmin: $tmp/mnt2 is still listed after its unmount"; }
+ok "$majmin: a mount and an unmount after the start are seen"
 # --- a device-mapper volume of our own: listed with its mapper name ---------------------------
 if command -v dmsetup >/dev/null && { [[ -e /dev/mapper/control ]] || modprobe dm_mod 2>/dev/null; } &&
    truncate -s 16M "$tmp/dm.img" && dmloop=$(losetup --find --show "$tmp/dm.img" 2>/dev/null); then
