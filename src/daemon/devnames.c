@@ -125,7 +125,7 @@ static int blockdev_lookup(const char *root, unsigned major, unsigned minor, blo
         return 0;
 }
 
-/* ---- the per-tick table ------------------------------------------------------------------ */
+/* ---- the mount table, parsed when the mounts change ------------------------------------- */
 
 /* A device's mounts of its whole filesystem come before its bind mounts, each in mountinfo order. */
 static int cmp_whole_fs_first(const mount_entry *x, const mount_entry *y) {
@@ -459,6 +459,15 @@ int mount_table_read(const char *root, disk_cache *cache, mount_table *ret) {
         }
         *ret = t;
         return r;
+}
+
+int mount_table_refresh_btrfs(const char *root, mount_table *t) {
+        for (size_t i = 0; i < t->n_btrfs; i++)
+                free(t->btrfs[i].uuid);
+        free(t->btrfs);
+        t->btrfs = NULL;
+        t->n_btrfs = 0;
+        return btrfs_table_read(root, t);
 }
 
 int mountinfo_watch_open(const char *root) {

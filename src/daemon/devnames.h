@@ -22,8 +22,8 @@ typedef struct btrfs_fs {
         char *uuid;
 } btrfs_fs;
 
-/* Everything devnames_describe() looks up, read once per tick and indexed, so that describing
- * every BDI costs O(n log n) instead of a mountinfo walk (with sysfs reads) per BDI. */
+/* Everything devnames_describe() looks up, read when the mounts change (the btrfs list every tick) and
+ * indexed, so that describing every BDI costs O(n log n) instead of a mountinfo walk (with sysfs reads) per BDI. */
 typedef struct mount_table {
         struct libmnt_table *mnt;      /* mountinfo as libmount parsed it */
         mount_entry *entries;          /* the reachable mounts, in mountinfo order */
@@ -71,6 +71,14 @@ void disk_cache_done(disk_cache *c);
  * error *ret still holds the btrfs list. */
 int mount_table_read(const char *root, disk_cache *cache, mount_table *ret);
 void mount_table_done(mount_table *t);
+
+/* List <root>/sys/fs/btrfs again into t, the mounts kept: a btrfs mounted only in another mount namespace
+ * has a BDI of its own and no event in ours. 0 or -ENOMEM. */
+int mount_table_refresh_btrfs(const char *root, mount_table *t);
+
+/* Mounts are parsed again at least this often without a change reported: a renamed parent directory of a
+ * mount point, or a disk lookup that failed, has no mount event. */
+#define MOUNTS_MAX_AGE_USEC (30ULL * 1000000ULL)
 
 /* A descriptor on <root>/proc/self/mountinfo whose poll() reports every mount and unmount in our mount
  * namespace (propagated ones too), so that the table is parsed again only when it changed. -errno;

@@ -78,6 +78,7 @@ struct observe_ctx {
         disk_cache disks;               /* sysfs facts of block devices, across ticks */
         mount_table mounts;             /* mountinfo's mounts, parsed again only when they change */
         bool have_mounts;               /* mounts holds a complete read */
+        uint64_t mounts_read_usec;      /* when it was parsed */
         int mountinfo_fd;               /* polled for mount changes; -1: read mountinfo every tick */
         /* during read_devices() only, else -1: the directories every BDI's files are opened relative to */
         int class_bdi_fd;               /* <root>/sys/class/bdi */
@@ -968,6 +969,17 @@ static int list_bdis(DIR *dir, char ***ret, size_t *ret_n) {
 
 /* Read every BDI into s->devices and what to carry to the next tick into *ret_next (sorted alike).
  * -ENOTDIR if <root>/sys/class/bdi could not be listed (reported): no devices, nothing to carry. */
+/* Whether the mount table must be parsed again: never read well, no poll to tell (a fake tree's file),
+ * a mount or unmount told, or MOUNTS_MAX_AGE_USEC old. */
+static bool mountinfo_changed(observe_ctx *ctx, uint64_t now_usec) {
+        if (!ctx->have_mounts || ctx->mountinfo_fd < 0)
+                return true;
+        /* polled every tick, so that an event is not carried into a later tick */
+        if (mountinfo_watch_changed(ctx->mountinfo_fd))
+                return true;
+        return now_usec < ctx->mounts_read_usec || now_usec >= ctx->mounts_read_usec + MOUNTS_MAX_AGE_USEC;
+}
+
 static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, bool vm_knobs_changed,
                            prev_bdi **ret_next) {
         _cleanup_free_ char *dir_path = NULL;
@@ -1001,16 +1013,19 @@ static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, b
         }
 
         disk_cache_begin(&ctx->disks, s->time_usec);
-        /* a container host has thousands of mounts: parse them only when they changed */
-        if (!ctx->have_mounts || ctx->mountinfo_fd < 0 || mountinfo_watch_changed(ctx->mountinfo_fd)) {
+        /* a container host has thousands of mounts: parse them only when they changed (the poll comes
+         * first: one made during the read is told next tick) */
+        if (mountinfo_changed(ctx, s->time_usec)) {
                 mount_table_done(&ctx->mounts);
                 r = mount_table_read(ctx->root, &ctx->disks, &ctx->mounts);
                 note_read(&ctx->global_errors[GLOBAL_MOUNTINFO], r == -ENOMEM ? 0 : r, false,
                           "devices have no mounts", "%s/proc/self/mountinfo", ctx->root);
                 ctx->have_mounts = r >= 0;
-                if (r == -ENOMEM)
-                        goto finish;
-        }
+                ctx->mounts_read_usec = s->time_usec;
+        } else
+                r = mount_table_refresh_btrfs(ctx->root, &ctx->mounts);
+        if (r == -ENOMEM)
+                goto finish;
 
         r = 0;
         for (size_t i = 0; i < n_names; i++) {
