@@ -1437,6 +1437,91 @@ static void test_mountinfo_watch(void) {
         (void) rmdir(dir);
 }
 
+static bool has_mount(const bdi_device *d, const char *mount_point) {
+        for (size_t i = 0; i < d->n_mounts; i++)
+                if (strcmp(d->mounts[i], mount_point) == 0)
+                        return true;
+        return false;
+}
+
+/* In a child of its own mount namespace: the fake tree's mountinfo, with a real watch in place of reading it
+ * every tick. A change of the file alone is not read; a mount in the namespace, or MOUNTS_MAX_AGE_USEC, makes
+ * the next sample read it. */
+static int mounts_kept_child(const char *dir) {
+        observe_ctx *ctx = NULL;
+        sample s = {};
+        const uint64_t t0 = 1000000;
+        int fd;
+
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return 77;
+        CHECK(observe_new(root, false, &ctx) == 0);
+        fd = mountinfo_watch_open("");
+        CHECK(fd >= 0);
+        observe_set_mount_watch(ctx, fd);
+        CHECK(observe_sample_at(ctx, t0, &s) == 0);
+        CHECK(has_mount(DEV(&s, "8:0"), "/boot"));
+        sample_done(&s);
+
+        put("proc/self/mountinfo", "%s", "27 1 8:1 / /boot rw - ext4 /dev/sda1 rw\n"
+            "40 1 8:1 / /boot2 rw - ext4 /dev/sda1 rw\n");
+        CHECK(observe_sample_at(ctx, t0 + 1000000, &s) == 0);
+        CHECK(!has_mount(DEV(&s, "8:0"), "/boot2"));     /* no mount event: the table is kept */
+        sample_done(&s);
+        if (mount("wbtuned-test", dir, "tmpfs", 0, "size=64k") < 0) {
+                observe_free(ctx);
+                return 77;
+        }
+        CHECK(observe_sample_at(ctx, t0 + 2000000, &s) == 0);
+        CHECK(has_mount(DEV(&s, "8:0"), "/boot2"));      /* a mount was told: read again */
+        sample_done(&s);
+
+        put("proc/self/mountinfo", "%s", "27 1 8:1 / /boot rw - ext4 /dev/sda1 rw\n"
+            "41 1 8:1 / /boot3 rw - ext4 /dev/sda1 rw\n");
+        CHECK(observe_sample_at(ctx, t0 + 3000000, &s) == 0);
+        CHECK(!has_mount(DEV(&s, "8:0"), "/boot3"));
+        sample_done(&s);
+        CHECK(observe_sample_at(ctx, t0 + 2000000 + MOUNTS_MAX_AGE_USEC, &s) == 0);
+        CHECK(has_mount(DEV(&s, "8:0"), "/boot3"));      /* old enough: read again without an event */
+        sample_done(&s);
+        observe_free(ctx);
+        return tap_failed ? 1 : 0;
+}
+
+static void test_mounts_kept(void) {
+        _cleanup_free_ char *path = path_join_root(root, "/proc/self/mountinfo"), *saved = NULL;
+        char dir[] = "/tmp/wbtuned-test-kept.XXXXXX";
+        int status;
+        pid_t pid;
+
+        if (geteuid() != 0) {
+                printf("# skipping the kept mount table: needs root for a mount namespace\n");
+                return;
+        }
+        CHECK(read_file_full(path, &saved, NULL) == 0);
+        if (!saved || !mkdtemp(dir)) {
+                CHECK(!"mkdtemp");
+                return;
+        }
+        fflush(stdout);
+        pid = fork();
+        if (pid == 0) {
+                int r = mounts_kept_child(dir);
+
+                fflush(stdout);
+                _exit(r);
+        }
+        CHECK(pid > 0);
+        if (pid > 0 && waitpid(pid, &status, 0) == pid) {
+                if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+                        printf("# skipping the kept mount table: no mount namespace or tmpfs here\n");
+                else
+                        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        }
+        put("proc/self/mountinfo", "%s", saved);
+        (void) rmdir(dir);
+}
+
 int main(void) {
         observe_ctx *ctx = NULL;
         sample s = {};
@@ -1455,6 +1540,7 @@ int main(void) {
         test_mount_table();
         test_mountinfo_visibility();
         test_mountinfo_watch();
+        test_mounts_kept();
 
         CHECK(observe_new(root, true, &ctx) == 0);
         test_first_sample(ctx, &s);

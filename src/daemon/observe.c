@@ -162,6 +162,12 @@ int observe_new(const char *root, bool mount_debugfs, observe_ctx **ret) {
         return 0;
 }
 
+void observe_set_mount_watch(observe_ctx *ctx, int fd) {
+        if (ctx->mountinfo_fd >= 0)
+                close(ctx->mountinfo_fd);
+        ctx->mountinfo_fd = fd;
+}
+
 static void free_names(char **names, size_t n) {
         for (size_t i = 0; i < n; i++)
                 free(names[i]);

@@ -140,6 +140,9 @@ typedef struct observe_ctx observe_ctx;
 /* root: "" or NULL for the live system, else a fake tree holding proc/, sys/ (sys/kernel/debug/bdi...).
  * mount_debugfs: try to mount debugfs on the live system if it is not mounted. */
 int observe_new(const char *root, bool mount_debugfs, observe_ctx **ret);
+/* For tests of a fake tree: poll fd (from mountinfo_watch_open()) for mount changes instead of reading the
+ * tree's mountinfo every tick; the context owns it. */
+void observe_set_mount_watch(observe_ctx *ctx, int fd);
 observe_ctx *observe_free(observe_ctx *ctx);
 
 /* Read one snapshot; derived rates are computed against the previous call's sample.
