@@ -191,8 +191,6 @@ def kernel_column(d):
             i += 1
         return out
     fmt = lambda v: ", ".join(mb(x) if x else "failed" for x in v) or "?"
-    # three decimals: 0.897 printed as 0.90 beside WORSE reads as a wrong verdict
-    verdict = lambda r: "%.3f %s" % (r, "ok" if r >= 0.9 else "WORSE")
     for kind, name in (("memcg", "MemoryMax= writer"), ("memcghigh", "MemoryHigh= writer"),
                        ("memcgbeside", "MemoryMax= writer beside a slow host writer"),
                        ("hostbeside", "the slow host writer beside it")):
@@ -205,7 +203,7 @@ def kernel_column(d):
             if len(runs) > 1:
                 col["%s: the kernel alone's slowest run / its fastest" % name] = "%.2f" % (min(runs) / max(runs))
             col["%s: with / alone, each pair; median (must be >= 0.9)" % name] = (
-                "%s; %s" % (", ".join("%.2f" % r for r in ratios), verdict(median(ratios)))
+                "%s; %s" % (", ".join("%.2f" % r for r in ratios), judge(median(ratios), len(ratios), col))
                 if ratios and len(ratios) == len(alone) else "? (a run failed)")
             continue
         before, after = rates(kind, "kernel-before"), rates(kind, "kernel-after")
@@ -214,12 +212,28 @@ def kernel_column(d):
         alone, daemon = median(before + after), median(with_daemon)
         col["%s, kernel alone (before; after), /s" % name] = "%s; %s" % (fmt(before), fmt(after))
         col["%s, with the daemon, /s" % name] = fmt(with_daemon)
-        col["%s: with / alone (must be >= 0.9)" % name] = verdict(daemon / alone) if alone and daemon else "?"
+        col["%s: with / alone (must be >= 0.9)" % name] = (
+            judge(daemon / alone, len(with_daemon), col) if alone and daemon else "?")
     idle_rows(d, col)
     stack_rows(d, col)
     failing_rows(d, col)
     nfs_rows(d, col)
     return col
+
+
+# Under TCG one run's rate swings by a third: three pairs a row read a daemon that wrote no knob at 0.87
+# and at 1.01 in two runs of 6.1 twenty minutes apart (f64a146, 7663411); nine decided every row
+# (c469f4f). A verdict from fewer says so.
+TCG_DECISIVE_RUNS = 9
+
+
+def judge(ratio, n_runs, col):
+    """ok at 0.9 of the kernel alone or above, WORSE below; with n_runs a side under TCG."""
+    # three decimals: 0.897 printed as 0.90 beside WORSE reads as a wrong verdict
+    v = "%.3f %s" % (ratio, "ok" if ratio >= 0.9 else "WORSE")
+    if col.get("accelerator") == "tcg" and n_runs < TCG_DECISIVE_RUNS:
+        v += " (%d a side: under TCG %d decide a 10 %% line)" % (n_runs, TCG_DECISIVE_RUNS)
+    return v
 
 
 def median(v):
@@ -368,7 +382,7 @@ def failing_rows(d, col):
         else:
             col[row] = " | ".join(cells).replace("|", "/")
             col["failing device (%s): swap to error target, writer after its stop, remove" % phase] = " / ".join(states)
-            beside[phase] = (median(rates), median(shares))
+            beside[phase] = (median(rates), median(shares), len(rates))
         if phase == "daemon" and runs:
             o = runs[0]
             dev = (read(os.path.join(o, "device")) or "").strip()
@@ -391,8 +405,8 @@ def failing_rows(d, col):
             "%.2f; %.2f" % (daemon[1], kernel[1]))
     if kernel and daemon and kernel[0] and daemon[0]:
         r = daemon[0] / kernel[0]
-        col["failing device: fast writer beside it, median daemon / kernel alone (must be >= 0.9)"] = "%.3f %s" % (
-            r, "ok" if r >= 0.9 else "WORSE")
+        col["failing device: fast writer beside it, median daemon / kernel alone (must be >= 0.9)"] = judge(
+            r, min(kernel[2], daemon[2]), col)
 
 
 def nfs_rows(d, col):
