@@ -973,19 +973,19 @@ static int list_bdis(DIR *dir, char ***ret, size_t *ret_n) {
         return 0;
 }
 
-/* Read every BDI into s->devices and what to carry to the next tick into *ret_next (sorted alike).
- * -ENOTDIR if <root>/sys/class/bdi could not be listed (reported): no devices, nothing to carry. */
 /* Whether the mount table must be parsed again: never read well, no poll to tell (a fake tree's file),
  * a mount or unmount told, or MOUNTS_MAX_AGE_USEC old. */
 static bool mountinfo_changed(observe_ctx *ctx, uint64_t now_usec) {
         if (!ctx->have_mounts || ctx->mountinfo_fd < 0)
                 return true;
-        /* polled every tick, so that an event is not carried into a later tick */
+        /* each event is told once, at the first tick after it */
         if (mountinfo_watch_changed(ctx->mountinfo_fd))
                 return true;
         return now_usec < ctx->mounts_read_usec || now_usec >= ctx->mounts_read_usec + MOUNTS_MAX_AGE_USEC;
 }
 
+/* Read every BDI into s->devices and what to carry to the next tick into *ret_next (sorted alike).
+ * -ENOTDIR if <root>/sys/class/bdi could not be listed (reported): no devices, nothing to carry. */
 static int read_devices_in(observe_ctx *ctx, sample *s, uint64_t elapsed_usec, bool vm_knobs_changed,
                            prev_bdi **ret_next) {
         _cleanup_free_ char *dir_path = NULL;
