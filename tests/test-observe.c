@@ -1405,7 +1405,7 @@ static void test_mountinfo_watch(void) {
         pid = fork();
         if (pid == 0) {
                 /* each step's failure is its own exit code, for the parent to name */
-                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "", MS_REC | MS_PRIVATE, NULL) < 0)
                         _exit(77);
                 fd = mountinfo_watch_open("");
                 if (fd < 0)
@@ -1453,7 +1453,7 @@ static int mounts_kept_child(const char *dir) {
         const uint64_t t0 = 1000000;
         int fd;
 
-        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "", MS_REC | MS_PRIVATE, NULL) < 0)
                 return 77;
         CHECK(observe_new(root, false, &ctx) == 0);
         fd = mountinfo_watch_open("");
@@ -1506,7 +1506,12 @@ static void test_mounts_kept(void) {
         fflush(stdout);
         pid = fork();
         if (pid == 0) {
-                int r = mounts_kept_child(dir);
+                int r;
+
+                /* the child ends in _exit(): what the parent's frame owns is freed here */
+                free(TAKE_PTR(path));
+                free(TAKE_PTR(saved));
+                r = mounts_kept_child(dir);
 
                 fflush(stdout);
                 _exit(r);
