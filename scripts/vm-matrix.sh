@@ -24,6 +24,9 @@
 # (200: the root cgroup's slow writer beside the memcg writer), STACK_MB (300: to dm-crypt over
 # dm-linear over the guest's USB stick), FAIL_FAST_MB (1000: the fast writer beside a device that
 # fails), FAIL_REPEAT (3: runs of the failing case with the daemon and with the kernel alone), NFS_MB (400: to a loopback NFS mount).
+# The whole script is one compound command, read before any of it runs: bash reads a plain script as it
+# goes, and an edit of this file during a run (an hour under TCG) made it run half lines.
+{
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 say() { echo "vm-matrix: $*" >&2; }
@@ -39,6 +42,10 @@ done
 shift $((OPTIND - 1))
 kernels=("$@")
 [[ ${#kernels[@]} -gt 0 ]] || kernels=(6.1 6.12)
+for k in "${kernels[@]}"; do
+        [[ $k == 6.1 || $k == 6.12 ]] ||
+                { echo "vm-matrix: no kernel '$k': 6.1 (bookworm's) or 6.12 (bookworm-backports')" >&2; exit 2; }
+done
 
 [[ $(id -u) -eq 0 ]] || die "run as root (it builds a disk image and boots qemu)"
 command -v qemu-system-x86_64 > /dev/null || die "qemu-system-x86_64 is missing: bash scripts/deps.sh vm"
@@ -190,3 +197,5 @@ done
 
 "${PYTHON3:-python3}" "$top/scripts/vm-matrix-report.py" "$outdir" "${kernels[@]}" | tee "$outdir/matrix.md"
 say "raw results in $outdir"
+exit
+}
