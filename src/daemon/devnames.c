@@ -461,12 +461,16 @@ int mount_table_read(const char *root, disk_cache *cache, mount_table *ret) {
         return r;
 }
 
-int mount_table_refresh_btrfs(const char *root, mount_table *t) {
+static void btrfs_table_done(mount_table *t) {
         for (size_t i = 0; i < t->n_btrfs; i++)
                 free(t->btrfs[i].uuid);
         free(t->btrfs);
         t->btrfs = NULL;
         t->n_btrfs = 0;
+}
+
+int mount_table_refresh_btrfs(const char *root, mount_table *t) {
+        btrfs_table_done(t);
         return btrfs_table_read(root, t);
 }
 
@@ -507,9 +511,7 @@ void mount_table_done(mount_table *t) {
         mnt_unref_table(t->mnt);
         free(t->by_devnum);
         free(t->by_disk);
-        for (size_t i = 0; i < t->n_btrfs; i++)
-                free(t->btrfs[i].uuid);
-        free(t->btrfs);
+        btrfs_table_done(t);
         *t = (mount_table) {};
 }
 
