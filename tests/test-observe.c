@@ -1382,59 +1382,77 @@ static void show_live(const char *mode) {
         observe_free(ctx);
 }
 
-/* The mountinfo watch: a fake tree's regular file has no mount events (read every tick); procfs's tells
- * of a mount and an unmount once each, in a mount namespace of a child's own (root only). */
-static void test_mountinfo_watch(void) {
-        char dir[] = "/tmp/wbtuned-test-watch.XXXXXX";
-        int status, fd;
+/* Run child(dir) in a child process in a mount namespace of its own (private root), dir an empty
+ * directory it may mount on, and judge its exit code: 0 passes, 77 skips (no namespace or tmpfs here),
+ * any other is the step that failed. Root only. */
+static void run_in_mount_ns(const char *what, int (*child)(const char *dir)) {
+        char dir[] = "/tmp/wbtuned-test-ns.XXXXXX";
+        int status;
         pid_t pid;
 
-        fd = mountinfo_watch_open(root);
-        CHECK(fd == -EMEDIUMTYPE);
-        if (fd >= 0)
-                close(fd);
-        CHECK(mountinfo_watch_open("/nonexistent-wbtuned-root") == -ENOENT);
         if (geteuid() != 0) {
-                printf("# skipping the live mountinfo watch: needs root for a mount namespace\n");
+                printf("# skipping %s: needs root for a mount namespace\n", what);
                 return;
         }
         if (!mkdtemp(dir)) {
                 CHECK(!"mkdtemp");
                 return;
         }
+        fflush(stdout);
         pid = fork();
         if (pid == 0) {
-                /* each step's failure is its own exit code, for the parent to name */
-                if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "", MS_REC | MS_PRIVATE, NULL) < 0)
-                        _exit(77);
-                fd = mountinfo_watch_open("");
-                if (fd < 0)
-                        _exit(10);
-                if (mountinfo_watch_changed(fd))
-                        _exit(11);      /* no mount yet */
-                if (mount("wbtuned-test", dir, "tmpfs", 0, "size=64k") < 0)
-                        _exit(77);
-                if (!mountinfo_watch_changed(fd))
-                        _exit(12);      /* the mount went unseen */
-                if (mountinfo_watch_changed(fd))
-                        _exit(13);      /* told twice */
-                if (umount(dir) < 0)
-                        _exit(14);
-                if (!mountinfo_watch_changed(fd))
-                        _exit(15);      /* the unmount went unseen */
-                _exit(0);
+                int r = 77;
+
+                if (unshare(CLONE_NEWNS) == 0 && mount("none", "/", "", MS_REC | MS_PRIVATE, NULL) == 0)
+                        r = child(dir);
+                fflush(stdout);
+                _exit(r);
         }
         CHECK(pid > 0);
         if (pid > 0 && waitpid(pid, &status, 0) == pid) {
                 if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
-                        printf("# skipping the live mountinfo watch: no mount namespace or tmpfs here\n");
+                        printf("# skipping %s: no mount namespace or tmpfs here\n", what);
                 else {
                         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                                printf("# the child's step %d failed\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+                                printf("# %s: the child's step %d failed\n", what,
+                                       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
                         CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
                 }
         }
         (void) rmdir(dir);
+}
+
+/* Each step's failure is its own exit code, for the parent to name. */
+static int mountinfo_watch_child(const char *dir) {
+        int fd = mountinfo_watch_open("");
+
+        if (fd < 0)
+                return 10;
+        if (mountinfo_watch_changed(fd))
+                return 11;      /* no mount yet */
+        if (mount("wbtuned-test", dir, "tmpfs", 0, "size=64k") < 0)
+                return 77;
+        if (!mountinfo_watch_changed(fd))
+                return 12;      /* the mount went unseen */
+        if (mountinfo_watch_changed(fd))
+                return 13;      /* told twice */
+        if (umount(dir) < 0)
+                return 14;
+        if (!mountinfo_watch_changed(fd))
+                return 15;      /* the unmount went unseen */
+        return 0;
+}
+
+/* The mountinfo watch: a fake tree's regular file has no mount events (read every tick); procfs's tells
+ * of a mount and an unmount once each, in a mount namespace of a child's own (root only). */
+static void test_mountinfo_watch(void) {
+        int fd = mountinfo_watch_open(root);
+
+        CHECK(fd == -EMEDIUMTYPE);
+        if (fd >= 0)
+                close(fd);
+        CHECK(mountinfo_watch_open("/nonexistent-wbtuned-root") == -ENOENT);
+        run_in_mount_ns("the live mountinfo watch", mountinfo_watch_child);
 }
 
 static bool has_mount(const bdi_device *d, const char *mount_point) {
@@ -1453,8 +1471,6 @@ static int mounts_kept_child(const char *dir) {
         const uint64_t t0 = 1000000;
         int fd;
 
-        if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "", MS_REC | MS_PRIVATE, NULL) < 0)
-                return 77;
         CHECK(observe_new(root, false, &ctx) == 0);
         fd = mountinfo_watch_open("");
         CHECK(fd >= 0);
@@ -1490,41 +1506,12 @@ static int mounts_kept_child(const char *dir) {
 
 static void test_mounts_kept(void) {
         _cleanup_free_ char *path = path_join_root(root, "/proc/self/mountinfo"), *saved = NULL;
-        char dir[] = "/tmp/wbtuned-test-kept.XXXXXX";
-        int status;
-        pid_t pid;
 
-        if (geteuid() != 0) {
-                printf("# skipping the kept mount table: needs root for a mount namespace\n");
-                return;
-        }
         CHECK(read_file_full(path, &saved, NULL) == 0);
-        if (!saved || !mkdtemp(dir)) {
-                CHECK(!"mkdtemp");
+        if (!saved)
                 return;
-        }
-        fflush(stdout);
-        pid = fork();
-        if (pid == 0) {
-                int r;
-
-                /* the child ends in _exit(): what the parent's frame owns is freed here */
-                free(TAKE_PTR(path));
-                free(TAKE_PTR(saved));
-                r = mounts_kept_child(dir);
-
-                fflush(stdout);
-                _exit(r);
-        }
-        CHECK(pid > 0);
-        if (pid > 0 && waitpid(pid, &status, 0) == pid) {
-                if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
-                        printf("# skipping the kept mount table: no mount namespace or tmpfs here\n");
-                else
-                        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        }
+        run_in_mount_ns("the kept mount table", mounts_kept_child);
         put("proc/self/mountinfo", "%s", saved);
-        (void) rmdir(dir);
 }
 
 int main(void) {
